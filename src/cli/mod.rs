@@ -1,0 +1,32 @@
+//! The command-line tool: argument parsing and the commands, nothing else.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+pub mod explain;
+pub mod match_rules;
+
+/// toolgate: allow, ask about or deny an AI agent's tool calls.
+#[derive(Parser, Debug)]
+#[command(name = "toolgate", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Does each rule match its call? (a JSON array of cases in, booleans out)
+    MatchRules(match_rules::Args),
+    /// Explain how a command is read, or how a call is decided.
+    Explain(explain::Args),
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::MatchRules(args) => match_rules::run(args),
+        Command::Explain(args) => explain::run(args),
+    }
+}

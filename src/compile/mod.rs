@@ -1,0 +1,1 @@
+//! Stage 2: the rules of a policy compiled into one matcher per tool kind.

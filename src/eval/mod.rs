@@ -1,0 +1,1 @@
+//! Stage 3: from a tool call to a decision.

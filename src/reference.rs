@@ -1,0 +1,1 @@
+//! The reference matcher: deliberately naive, checkable by eye.

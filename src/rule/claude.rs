@@ -1,0 +1,1 @@
+//! Claude Code rule strings: `Tool` or `Tool(specifier)` → [`crate::Rule`].

@@ -1,0 +1,167 @@
+//! Stage 1: rule text and policy files → the rule IR. No regex here.
+//!
+//! Every source (Claude rule strings, tuff policies, rules on the command
+//! line) produces [`Rule`]s: an effect, the tools it governs, a typed
+//! [`Pattern`] and its [`Provenance`]. Everything that depends on the
+//! dialect and on the effect (case folding, any-depth widening of paths,
+//! the optional trailing ` *`) is decided here, at parse time, so that the
+//! matchers downstream need to know nothing but the pattern.
+
+pub mod claude;
+pub mod pattern;
+pub mod tuff;
+
+pub use pattern::{
+    Anchor, CommandForm, CommandPattern, DomainLabel, DomainPattern, GlobPiece, PathPattern,
+    Pattern, SegPiece, Segment, ToolMatch,
+};
+
+use std::fmt;
+use std::sync::Arc;
+
+/// What a rule does when it matches. The order is precedence:
+/// deny over ask over allow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Effect {
+    /// The call is refused.
+    Deny,
+    /// A person is asked.
+    Ask,
+    /// The call may go ahead.
+    Allow,
+}
+
+impl Effect {
+    /// `"deny"`, `"ask"` or `"allow"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Effect::Deny => "deny",
+            Effect::Ask => "ask",
+            Effect::Allow => "allow",
+        }
+    }
+
+    /// Whether rules of this effect may use widened candidates (§8.4):
+    /// deny and ask only.
+    pub fn widens(self) -> bool {
+        self != Effect::Allow
+    }
+}
+
+impl fmt::Display for Effect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The few points where rule sources differ (SPEC §3.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// The rule-matcher stage: a rule governs its own tool only; the
+    /// trailing ` *` is required; paths are case-sensitive.
+    Strict,
+    /// Claude Code's settings files.
+    #[default]
+    ClaudeCode,
+    /// tuff `policy.toml` policies.
+    Tuff,
+}
+
+impl Dialect {
+    /// `"strict"`, `"claude-code"` or `"tuff"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Strict => "strict",
+            Dialect::ClaudeCode => "claude-code",
+            Dialect::Tuff => "tuff",
+        }
+    }
+}
+
+impl std::str::FromStr for Dialect {
+    type Err = crate::Error;
+    fn from_str(s: &str) -> Result<Dialect, crate::Error> {
+        match s {
+            "strict" => Ok(Dialect::Strict),
+            "claude-code" => Ok(Dialect::ClaudeCode),
+            "tuff" => Ok(Dialect::Tuff),
+            _ => Err(crate::Error::new(
+                crate::ErrorKind::Call,
+                format!("unknown dialect {s:?}: expected strict, claude-code or tuff"),
+            )),
+        }
+    }
+}
+
+/// Which list of its source a rule came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum List {
+    /// `permissions.allow`
+    Allow,
+    /// `permissions.ask`
+    Ask,
+    /// `permissions.deny`
+    Deny,
+    /// a tuff policy's `[[policy.rules]]`
+    Rules,
+}
+
+impl List {
+    /// The list's name as it is written in its file.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            List::Allow => "allow",
+            List::Ask => "ask",
+            List::Deny => "deny",
+            List::Rules => "rules",
+        }
+    }
+}
+
+/// Where a rule came from.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Provenance {
+    /// The file (or `<command line>`, `<case N>`).
+    pub source: Arc<str>,
+    /// The list within the file.
+    pub list: List,
+    /// 0-based index within the list.
+    pub index: usize,
+}
+
+impl Provenance {
+    /// A provenance for a rule that stands on its own (a `match-rules`
+    /// case, a rule given in code).
+    pub fn standalone(list: List) -> Provenance {
+        Provenance {
+            source: Arc::from("<rule>"),
+            list,
+            index: 0,
+        }
+    }
+
+    /// `deny[3]`, as errors and explanations name a rule.
+    pub fn item(&self) -> String {
+        format!("{}[{}]", self.list.as_str(), self.index)
+    }
+}
+
+/// One rule of a policy, in the internal representation every source
+/// compiles into.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// The rule as written (for a tuff rule, a rendering of it).
+    pub text: String,
+    /// What the rule does when it matches.
+    pub effect: Effect,
+    /// The dialect the rule was read in.
+    pub dialect: Dialect,
+    /// Which tool calls the rule governs.
+    pub tool: ToolMatch,
+    /// What the rule matches within a governed call.
+    pub pattern: Pattern,
+    /// Where the rule came from.
+    pub provenance: Provenance,
+    /// A tuff rule's `reason`.
+    pub reason: Option<String>,
+}

@@ -1,0 +1,1 @@
+//! tuff `policy.toml` policies → [`crate::Rule`]s.

@@ -1,0 +1,1 @@
+//! The shell reader: a command string → a [`Reading`] (no policy knowledge).
