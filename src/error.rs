@@ -76,6 +76,14 @@ impl Error {
         self
     }
 
+    /// Sets the text the error points into and the 0-based character
+    /// column within it (a line of a policy file), for the caret line.
+    pub fn with_text(mut self, text: impl Into<String>, column: usize) -> Error {
+        self.location.text = Some(text.into());
+        self.location.column = Some(column);
+        self
+    }
+
     /// The class of the error.
     pub fn kind(&self) -> ErrorKind {
         self.kind

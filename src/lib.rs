@@ -30,6 +30,7 @@
 pub mod compile;
 mod error;
 pub mod eval;
+pub mod policy;
 pub mod reference;
 pub mod rule;
 pub mod shell;
