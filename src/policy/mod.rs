@@ -440,11 +440,21 @@ impl LoadedPolicy {
     /// rule is dropped with a warning; a malformed deny or ask rule is an
     /// error.
     pub fn add_rule(&mut self, effect: Effect, text: &str) -> Result<&mut LoadedPolicy, Error> {
+        let list = list_of(effect);
+        let slot = match list {
+            List::Allow => 0,
+            List::Ask => 1,
+            _ => 2,
+        };
+        let index = self.command_line_counts[slot];
+        let name: Arc<str> = Arc::from(COMMAND_LINE);
+        let parsed = settings::parse_rule(text, list, index, &name)?;
+        self.command_line_counts[slot] += 1;
         let source = match self.command_line {
             Some(s) => s,
             None => {
                 self.sources.push(Source {
-                    name: Arc::from(COMMAND_LINE),
+                    name,
                     path: None,
                     kind: SourceKind::CommandLine,
                     root: SourceRoot::Project,
@@ -454,22 +464,13 @@ impl LoadedPolicy {
                 self.sources.len() - 1
             }
         };
-        let list = list_of(effect);
-        let slot = match list {
-            List::Allow => 0,
-            List::Ask => 1,
-            _ => 2,
-        };
-        let index = self.command_line_counts[slot];
-        let name: Arc<str> = Arc::from(COMMAND_LINE);
-        match settings::parse_rule(text, list, index, &name)? {
+        match parsed {
             settings::Parsed::Rule(rule) => {
                 self.rules.push(*rule);
                 self.rule_sources.push(source);
             }
             settings::Parsed::Dropped(w) => self.warnings.push(w),
         }
-        self.command_line_counts[slot] += 1;
         Ok(self)
     }
 
