@@ -143,6 +143,14 @@ fn warn(msg: impl Into<String>, source: &str) -> Warning {
     Warning::new(Error::new(ErrorKind::Policy, msg).with_source(source))
 }
 
+fn warn_at(msg: impl Into<String>, source: &str, item: String) -> Warning {
+    Warning::new(
+        Error::new(ErrorKind::Policy, msg)
+            .with_source(source)
+            .with_item(item),
+    )
+}
+
 impl SettingsFile {
     /// Reads a settings file's text. A file given by path (`kind`
     /// [`SourceKind::Settings`]) may be a bare `{"allow", "ask", "deny"}`
@@ -170,7 +178,8 @@ impl SettingsFile {
             Some(_) => {
                 return Err(
                     Error::new(ErrorKind::Policy, "permissions must be an object")
-                        .with_source(source),
+                        .with_source(source)
+                        .with_item("permissions"),
                 );
             }
             None if has_bare && kind == SourceKind::Settings => Some(&top),
@@ -198,33 +207,44 @@ impl SettingsFile {
         match top.get("allowManagedPermissionRulesOnly") {
             None => {}
             Some(Value::Bool(b)) if kind == SourceKind::Managed => file.managed_only = *b,
-            Some(Value::Bool(_)) => file.warnings.push(warn(
+            Some(Value::Bool(_)) => file.warnings.push(warn_at(
                 "allowManagedPermissionRulesOnly ignored: it is honoured in managed settings only",
                 source,
+                "allowManagedPermissionRulesOnly".into(),
             )),
-            Some(_) => file.warnings.push(warn(
+            Some(_) => file.warnings.push(warn_at(
                 "allowManagedPermissionRulesOnly ignored: it must be true or false",
                 source,
+                "allowManagedPermissionRulesOnly".into(),
             )),
         }
 
         let Some(perms) = perms else {
             return Ok(file);
         };
+        // Items are named by their key path in the file.
+        let prefix = if std::ptr::eq(perms, &top) {
+            ""
+        } else {
+            "permissions."
+        };
+        let at = |key: &str| format!("{prefix}{key}");
         for list in [List::Allow, List::Ask, List::Deny] {
             match perms.get(list.as_str()) {
                 None => {}
                 Some(Value::Array(entries)) => file.lists.push((list, entries.clone())),
-                Some(_) if list == List::Allow => file.warnings.push(warn(
+                Some(_) if list == List::Allow => file.warnings.push(warn_at(
                     "allow is not an array of rule strings: allow rules dropped",
                     source,
+                    at("allow"),
                 )),
                 Some(_) => {
                     return Err(Error::new(
                         ErrorKind::Policy,
                         format!("{} must be an array of rule strings", list.as_str()),
                     )
-                    .with_source(source));
+                    .with_source(source)
+                    .with_item(at(list.as_str())));
                 }
             }
         }
@@ -232,14 +252,17 @@ impl SettingsFile {
             None => {}
             Some(Value::String(m)) => match m.parse::<PermissionMode>() {
                 Ok(mode) => file.default_mode = Some((mode, m == "auto")),
-                Err(e) => file.warnings.push(warn(
+                Err(e) => file.warnings.push(warn_at(
                     format!("defaultMode ignored: {}", e.message()),
                     source,
+                    at("defaultMode"),
                 )),
             },
-            Some(_) => file
-                .warnings
-                .push(warn("defaultMode ignored: it must be a string", source)),
+            Some(_) => file.warnings.push(warn_at(
+                "defaultMode ignored: it must be a string",
+                source,
+                at("defaultMode"),
+            )),
         }
         match perms.get("additionalDirectories") {
             None => {}
@@ -253,31 +276,34 @@ impl SettingsFile {
                                 "additional directory ignored: it must be a string",
                             )
                             .with_source(source)
-                            .with_item(format!("additionalDirectories[{i}]")),
+                            .with_item(at(&format!("additionalDirectories[{i}]"))),
                         )),
                     }
                 }
             }
-            Some(_) => file.warnings.push(warn(
+            Some(_) => file.warnings.push(warn_at(
                 "additionalDirectories ignored: it must be an array of strings",
                 source,
+                at("additionalDirectories"),
             )),
         }
         match perms.get("disableBypassPermissionsMode") {
             None => {}
             Some(Value::String(s)) if s == "disable" => file.disable_bypass = true,
-            Some(other) => file.warnings.push(warn(
+            Some(other) => file.warnings.push(warn_at(
                 format!(
                     "disableBypassPermissionsMode ignored: its one value is \"disable\", not {other}"
                 ),
                 source,
+                at("disableBypassPermissionsMode"),
             )),
         }
-        if perms.contains_key("allowManagedPermissionRulesOnly") {
-            file.warnings.push(warn(
+        if !prefix.is_empty() && perms.contains_key("allowManagedPermissionRulesOnly") {
+            file.warnings.push(warn_at(
                 "permissions.allowManagedPermissionRulesOnly ignored: the key belongs at the top \
                  level of managed settings",
                 source,
+                at("allowManagedPermissionRulesOnly"),
             ));
         }
         Ok(file)
