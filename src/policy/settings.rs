@@ -387,19 +387,19 @@ pub(crate) fn parse_rule(
     };
     let item = provenance.item();
     let effect = effect_of(list);
-    match claude::parse_rule(text, effect, Dialect::ClaudeCode, provenance) {
+    match crate::rule::claude::parse_rule(text, effect, Dialect::ClaudeCode, provenance) {
         Ok(rule) => Ok(Parsed::Rule(Box::new(rule))),
         Err(e) => {
             let e = e.with_source(&**source).with_item(item);
             if effect == Effect::Allow {
                 Ok(Parsed::Dropped(Warning::new(suffixed(
                     &e,
-                    "the allow rule is dropped",
+                    "(allow rule dropped)",
                 ))))
-            } else if claude::is_unmatchable(&e) {
+            } else if e.kind() == ErrorKind::Unsupported {
                 Ok(Parsed::Dropped(Warning::new(suffixed(
                     &e,
-                    "the rule is ignored",
+                    "(rule ignored)",
                 ))))
             } else {
                 Err(e)
@@ -425,7 +425,7 @@ pub(crate) fn not_a_string(
     if list == List::Allow {
         Ok(Parsed::Dropped(Warning::new(suffixed(
             &e,
-            "the allow rule is dropped",
+            "(allow rule dropped)",
         ))))
     } else {
         Err(e)
@@ -435,7 +435,7 @@ pub(crate) fn not_a_string(
 /// `e` with `; suffix` appended to its message, its location kept.
 fn suffixed(e: &Error, suffix: &str) -> Error {
     let loc = e.location();
-    let mut out = Error::new(e.kind(), format!("{}; {suffix}", e.message()));
+    let mut out = Error::new(e.kind(), format!("{} {suffix}", e.message()));
     if let Some(s) = &loc.source {
         out = out.with_source(s.clone());
     }
@@ -446,56 +446,4 @@ fn suffixed(e: &Error, suffix: &str) -> Error {
         out = out.with_text(t.clone(), c);
     }
     out
-}
-
-/// Stand-in for the Claude rule parser until it lands.
-mod claude {
-    use crate::error::Error;
-    use crate::rule::{Dialect, Effect, Pattern, Provenance, Rule, ToolMatch};
-
-    pub fn parse_rule(
-        text: &str,
-        effect: Effect,
-        dialect: Dialect,
-        provenance: Provenance,
-    ) -> Result<Rule, Error> {
-        let (tool, spec) = match text.find('(') {
-            Some(n) => {
-                if !text.ends_with(')') {
-                    return Err(Error::rule(
-                        "rule must end with ')'",
-                        text,
-                        text.chars().count(),
-                    ));
-                }
-                (&text[..n], Some(&text[n + 1..text.len() - 1]))
-            }
-            None => (text, None),
-        };
-        if let Some(bad) = tool
-            .chars()
-            .position(|c| !(c.is_ascii_alphanumeric() || c == '_' || c == '*' || c == '-'))
-        {
-            return Err(Error::rule("bad character in tool name", text, bad));
-        }
-        if tool.is_empty() {
-            return Err(Error::rule("empty tool name", text, 0));
-        }
-        if spec.is_some_and(|s| s.starts_with("command:")) {
-            return Err(Error::rule("primary field", text, 0));
-        }
-        Ok(Rule {
-            text: text.to_string(),
-            effect,
-            dialect,
-            tool: ToolMatch::Name(tool.to_string()),
-            pattern: spec.map_or(Pattern::Any, |s| Pattern::Opaque(s.to_string())),
-            provenance,
-            reason: None,
-        })
-    }
-
-    pub fn is_unmatchable(e: &Error) -> bool {
-        e.message().starts_with("primary field")
-    }
 }
