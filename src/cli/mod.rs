@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 pub mod explain;
 pub mod match_rules;
+pub mod policy_args;
 
 /// toolgate: allow, ask about or deny an AI agent's tool calls.
 #[derive(Parser, Debug)]
