@@ -425,3 +425,48 @@ fn corpus_policies_account_for_every_rule() {
     );
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+#[test]
+fn find_policy_root_climbs_from_each_start_in_order() {
+    use toolgate::rule::tuff::find_policy_root;
+    let case = data().join("installed/starts-in-order");
+    let prefix = Path::new(".claude");
+    let starts = [case.join("b/x/y"), case.join("a/x")];
+    assert_eq!(
+        find_policy_root(&starts, prefix, "guard"),
+        Some(case.join("b"))
+    );
+    assert_eq!(find_policy_root(&starts, prefix, "other"), None);
+    assert_eq!(find_policy_root(&starts, prefix, ".."), None);
+    assert_eq!(find_policy_root(&[], prefix, "guard"), None);
+}
+
+#[test]
+fn load_installed_policy_reads_and_validates_the_record() {
+    use toolgate::rule::tuff::{Subject, load_installed_policy};
+    let case = data().join("installed/found-above/repo/.claude/policies/guard/policy.toml");
+    let p = load_installed_policy(&case).unwrap();
+    assert_eq!(p.id.as_deref(), Some("guard"));
+    assert_eq!(p.rules.len(), 1);
+    assert_eq!(p.rules[0].effect, Effect::Deny);
+    assert_eq!(p.rules[0].subject, Subject::Read(vec!["secrets/**".into()]));
+    let bad = data().join("installed/invalid/repo/.claude/policies/guard/policy.toml");
+    let e = load_installed_policy(&bad).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: rule 2: a policy rule cannot allow anything: policies only narrow what an \
+             agent may do",
+            bad.display()
+        )
+    );
+    let missing = data().join("installed/none.toml");
+    let e = load_installed_policy(&missing).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "{}: cannot read the policy: no such file",
+            missing.display()
+        )
+    );
+}

@@ -389,7 +389,12 @@ impl LoadedPolicy {
             ));
         }
         let record = tuff::installed_record(dir_prefix, id);
-        let Some(root) = tuff::find_policy_root(starts, dir_prefix, id) else {
+        // Relative starts are made absolute, so that the search climbs.
+        let starts: Vec<PathBuf> = starts
+            .iter()
+            .map(|s| std::path::absolute(s).unwrap_or_else(|_| s.clone()))
+            .collect();
+        let Some(root) = tuff::find_policy_root(&starts, dir_prefix, id) else {
             let starts: Vec<String> = starts.iter().map(|s| s.display().to_string()).collect();
             return Err(Error::new(
                 ErrorKind::Policy,
@@ -403,7 +408,7 @@ impl LoadedPolicy {
         let path = root.join(&record);
         let name = path.display().to_string();
         let text = read_file(&path, &name)?;
-        let root = SourceRoot::Dir(std::path::absolute(&root).unwrap_or(root));
+        let root = SourceRoot::Dir(root);
         self.add_tuff_text(&text, &name, Some(&path), SourceKind::TuffInstalled, root)
     }
 
