@@ -470,3 +470,94 @@ fn load_installed_policy_reads_and_validates_the_record() {
         )
     );
 }
+
+/// Each odd real rule, alone in its list: it loads, is dropped or ignored
+/// with a warning naming it, or fails the load with an error naming it —
+/// an allow rule never fails the load.
+#[test]
+fn corpus_odd_rules_load_warn_or_fail_by_their_list() {
+    let Some(lines) = common::corpus_lines("odd-rules.tsv") else {
+        return;
+    };
+    let (mut kept, mut warned, mut refused) = (0, 0, 0);
+    let mut problems = Vec::new();
+    for (n, line) in lines.iter().enumerate().skip(1) {
+        let cols: Vec<&str> = line.split('\t').collect();
+        let (Some(list), Some(rule)) = (cols.get(1), cols.get(2)) else {
+            problems.push(format!("line {}: not 4 columns", n + 1));
+            continue;
+        };
+        if !matches!(*list, "allow" | "ask" | "deny") {
+            continue;
+        }
+        let Ok(rule) = serde_json::from_str::<serde_json::Value>(rule) else {
+            problems.push(format!("line {}: rule is not json", n + 1));
+            continue;
+        };
+        let block = serde_json::json!({ *list: [rule] });
+        let name = format!("odd-rules.tsv line {}", n + 1);
+        let item = format!("{list}[0]");
+        let mut p = LoadedPolicy::new();
+        let loaded = p
+            .add_settings_text(
+                &block.to_string(),
+                &name,
+                None,
+                SourceKind::Settings,
+                SourceRoot::Dir("/project".into()),
+            )
+            .map(|_| ());
+        match loaded {
+            Ok(_) if p.rules().len() == 1 => kept += 1,
+            Ok(_) => {
+                warned += 1;
+                let w = p.warnings().first();
+                let named = w.is_some_and(|w| {
+                    w.location().source.as_deref() == Some(&name)
+                        && w.location().item.as_deref() == Some(&item)
+                });
+                if !named {
+                    problems.push(format!("{name}: dropped without a warning naming it"));
+                }
+            }
+            Err(e) => {
+                refused += 1;
+                if *list == "allow" {
+                    problems.push(format!("{name}: an allow rule failed the load: {e}"));
+                }
+                if e.location().source.as_deref() != Some(&name)
+                    || e.location().item.as_deref() != Some(&item)
+                {
+                    problems.push(format!("{name}: refusal without file and rule: {e}"));
+                }
+            }
+        }
+    }
+    eprintln!("odd-rules.tsv: {kept} kept, {warned} dropped with a warning, {refused} refused");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn a_source_that_fails_adds_nothing() {
+    let d = data().join("settings");
+    let mut p = LoadedPolicy::from_file(&d.join("malformed-allow.json")).unwrap();
+    let before = p.clone();
+    for bad in [
+        "malformed-deny.json",
+        "invalid-json.json",
+        "non-string-deny.json",
+    ] {
+        assert!(p.add_file(&d.join(bad)).is_err(), "{bad}");
+        assert_eq!(p, before, "{bad}");
+    }
+    let tuff = data().join("tuff/allow.toml");
+    assert!(p.add_file(&tuff).is_err());
+    assert_eq!(p, before);
+    let roots = ClaudeRoots {
+        managed_dir: None,
+        home: Some(data().join("discovery/bad-file/home")),
+        project: data().join("discovery/bad-file/project"),
+    };
+    assert!(p.add_claude_settings(&roots).is_err());
+    assert_eq!(p, before);
+}
