@@ -483,6 +483,48 @@ mod tests {
         }
     }
 
+    /// `fold_char` against the `regex` crate's `(?i)` (simple case
+    /// folding) on Latin, Greek, Cyrillic, Armenian, Latin Extended
+    /// Additional, Greek Extended, letterlike symbols and Cherokee: for
+    /// every character and each of its case forms, both agree on whether
+    /// the two are the same ignoring case.
+    #[test]
+    fn folding_agrees_with_regex_simple_case_folding() {
+        let ranges = [
+            (0x20u32, 0x600u32),
+            (0x1E00, 0x2000),
+            (0x2100, 0x2150),
+            (0x13A0, 0x13F8),
+            (0xAB70, 0xABC0),
+        ];
+        let mut bad = Vec::new();
+        for (lo, hi) in ranges {
+            for c in (lo..hi).filter_map(char::from_u32) {
+                let mut forms: Vec<char> = vec![fold_char(c)];
+                forms.extend(c.to_lowercase());
+                forms.extend(c.to_uppercase());
+                let re = regex::Regex::new(&format!("(?i)^{}$", regex::escape(&c.to_string())))
+                    .expect("a regex of one character");
+                for d in forms {
+                    let ours = char_eq(c, d, true);
+                    let theirs = re.is_match(&d.to_string());
+                    if ours != theirs {
+                        bad.push(format!(
+                            "{c:?} (U+{:04X}) vs {d:?} (U+{:04X}): ours {ours}, regex {theirs}",
+                            c as u32, d as u32
+                        ));
+                    }
+                }
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "{} disagreements:\n{}",
+            bad.len(),
+            bad.join("\n")
+        );
+    }
+
     #[test]
     fn globs() {
         let g = |pieces: Vec<GlobPiece>, text: &str| {

@@ -826,3 +826,363 @@ fn glob_pieces(chars: impl Iterator<Item = (char, bool)>) -> Vec<GlobPiece> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rule::List;
+    use GlobPiece::Star;
+
+    fn parse(text: &str, effect: Effect, dialect: Dialect) -> Result<Rule, Error> {
+        parse_rule(text, effect, dialect, Provenance::standalone(List::Deny))
+    }
+
+    fn lit(s: &str) -> GlobPiece {
+        GlobPiece::Literal(s.to_string())
+    }
+
+    fn seg(s: &str) -> Segment {
+        Segment::Pieces(vec![SegPiece::Literal(s.to_string())])
+    }
+
+    fn cmd(form: CommandForm) -> Pattern {
+        Pattern::Command(CommandPattern {
+            form,
+            case_insensitive: false,
+        })
+    }
+
+    const S: Dialect = Dialect::Strict;
+    const C: Dialect = Dialect::ClaudeCode;
+    const D: Effect = Effect::Deny;
+    const A: Effect = Effect::Allow;
+
+    /// The IR each form lowers to: what a compiled engine reads.
+    #[test]
+    fn ir_of_each_form() {
+        let path = |anchor, segments, anchored, ci| {
+            Pattern::Path(PathPattern {
+                anchor,
+                segments,
+                anchored,
+                case_insensitive: ci,
+            })
+        };
+        let cases: Vec<(&str, Effect, Dialect, Pattern)> = vec![
+            ("Bash", D, S, Pattern::Any),
+            ("Bash()", D, S, Pattern::Any),
+            ("Bash(*)", D, C, Pattern::Any),
+            ("Bash(ls)", D, S, cmd(CommandForm::Exact("ls".into()))),
+            ("Bash(ls:*)", D, S, cmd(CommandForm::Prefix("ls".into()))),
+            ("Bash(ls *)", D, C, cmd(CommandForm::Prefix("ls".into()))),
+            (
+                "Bash(ls *)",
+                D,
+                S,
+                cmd(CommandForm::Glob(vec![lit("ls "), Star])),
+            ),
+            (
+                "Bash(a**b)",
+                D,
+                S,
+                cmd(CommandForm::Glob(vec![lit("a"), Star, lit("b")])),
+            ),
+            (
+                "Bash(* x *)",
+                D,
+                C,
+                cmd(CommandForm::Glob(vec![Star, lit(" x "), Star])),
+            ),
+            (r"Bash(a\*b)", D, S, cmd(CommandForm::Exact("a*b".into()))),
+            (
+                "Bash(a*:*)",
+                D,
+                S,
+                cmd(CommandForm::PrefixGlob(vec![lit("a"), Star])),
+            ),
+            ("Bash(a*:*)", A, S, cmd(CommandForm::Prefix("a*".into()))),
+            (
+                "Bash(git:* x)",
+                D,
+                S,
+                cmd(CommandForm::Glob(vec![lit("git:"), Star, lit(" x")])),
+            ),
+            (
+                "PowerShell(ls)",
+                D,
+                S,
+                Pattern::Command(CommandPattern {
+                    form: CommandForm::Exact("ls".into()),
+                    case_insensitive: true,
+                }),
+            ),
+            (
+                "Read(.env)",
+                D,
+                S,
+                path(Anchor::Project, vec![seg(".env")], false, false),
+            ),
+            (
+                "Read(.env)",
+                D,
+                C,
+                path(Anchor::Project, vec![seg(".env")], false, true),
+            ),
+            (
+                "Read(.env)",
+                A,
+                C,
+                path(Anchor::Project, vec![seg(".env")], false, false),
+            ),
+            (
+                "Read(./a)",
+                D,
+                S,
+                path(Anchor::Project, vec![seg("a")], false, false),
+            ),
+            (
+                "Read(./a)",
+                A,
+                S,
+                path(Anchor::Project, vec![seg("a")], true, false),
+            ),
+            (
+                "Read(a/b)",
+                D,
+                S,
+                path(Anchor::Project, vec![seg("a"), seg("b")], true, false),
+            ),
+            (
+                "Read(src/**)",
+                D,
+                S,
+                path(
+                    Anchor::Project,
+                    vec![seg("src"), Segment::DoubleStar],
+                    true,
+                    false,
+                ),
+            ),
+            (
+                "Read(src/**)",
+                D,
+                C,
+                path(Anchor::Project, vec![seg("src")], false, true),
+            ),
+            (
+                "Read(src/**)",
+                A,
+                C,
+                path(Anchor::Project, vec![seg("src")], true, false),
+            ),
+            (
+                "Read(a/b/**)",
+                D,
+                C,
+                path(Anchor::Project, vec![seg("a"), seg("b")], true, true),
+            ),
+            (
+                "Read(secrets/)",
+                D,
+                C,
+                path(
+                    Anchor::Project,
+                    vec![seg("secrets"), Segment::DoubleStar],
+                    false,
+                    true,
+                ),
+            ),
+            (
+                "Read(//etc/x)",
+                D,
+                S,
+                path(Anchor::Root, vec![seg("etc"), seg("x")], true, false),
+            ),
+            (
+                "Read(~/x)",
+                D,
+                S,
+                path(Anchor::Home, vec![seg("x")], true, false),
+            ),
+            (
+                "Read(/x)",
+                D,
+                S,
+                path(Anchor::Source, vec![seg("x")], true, false),
+            ),
+            (
+                "Read(/**)",
+                D,
+                C,
+                path(Anchor::Source, vec![Segment::DoubleStar], true, true),
+            ),
+            (
+                "Read(//)",
+                D,
+                S,
+                path(Anchor::Root, vec![Segment::DoubleStar], true, false),
+            ),
+            (
+                "Read(*.[!a-c]?)",
+                D,
+                S,
+                path(
+                    Anchor::Project,
+                    vec![Segment::Pieces(vec![
+                        SegPiece::Star,
+                        SegPiece::Literal(".".into()),
+                        SegPiece::Class {
+                            negated: true,
+                            ranges: vec![('a', 'c')],
+                        },
+                        SegPiece::Question,
+                    ])],
+                    false,
+                    false,
+                ),
+            ),
+            ("Write(x)", D, C, Pattern::Opaque("x".into())),
+            (
+                "Write(x)",
+                D,
+                S,
+                path(Anchor::Project, vec![seg("x")], false, false),
+            ),
+            (
+                "WebFetch(domain:*)",
+                D,
+                S,
+                Pattern::Domain(DomainPattern::Any),
+            ),
+            (
+                "WebFetch(domain:*.Ex.COM.)",
+                D,
+                S,
+                Pattern::Domain(DomainPattern::Host {
+                    subdomains: true,
+                    labels: vec![
+                        DomainLabel::Literal("ex".into()),
+                        DomainLabel::Literal("com".into()),
+                    ],
+                }),
+            ),
+            (
+                "WebFetch(domain:a.*.bücher.de)",
+                D,
+                S,
+                Pattern::Domain(DomainPattern::Host {
+                    subdomains: false,
+                    labels: vec![
+                        DomainLabel::Literal("a".into()),
+                        DomainLabel::Star,
+                        DomainLabel::Literal("xn--bcher-kva".into()),
+                        DomainLabel::Literal("de".into()),
+                    ],
+                }),
+            ),
+            (
+                "Agent(Explore)",
+                D,
+                S,
+                Pattern::Field {
+                    field: "subagent_type".into(),
+                    form: CommandForm::Exact("Explore".into()),
+                },
+            ),
+            (
+                "Agent(model:op*)",
+                D,
+                S,
+                Pattern::Field {
+                    field: "model".into(),
+                    form: CommandForm::Glob(vec![lit("op"), Star]),
+                },
+            ),
+            (
+                "Skill(/x:*)",
+                D,
+                S,
+                Pattern::Field {
+                    field: "skill".into(),
+                    form: CommandForm::Prefix("x".into()),
+                },
+            ),
+            ("Foo(bar)", D, S, Pattern::Opaque("bar".into())),
+        ];
+        let mut bad = Vec::new();
+        for (text, effect, dialect, want) in cases {
+            match parse(text, effect, dialect) {
+                Ok(r) if r.pattern == want => {}
+                got => bad.push(format!(
+                    "{text} ({effect}, {dialect:?}): got {got:?}, want {want:?}"
+                )),
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    #[test]
+    fn tool_parts() {
+        let cases: Vec<(&str, Effect, ToolMatch)> = vec![
+            ("Task", D, ToolMatch::Name("Agent".into())),
+            ("mcp__gh", D, ToolMatch::McpServer("gh".into())),
+            ("mcp__gh__*", A, ToolMatch::McpServer("gh".into())),
+            ("mcp__gh__get", D, ToolMatch::Name("mcp__gh__get".into())),
+            (
+                "mcp__gh__get_*",
+                A,
+                ToolMatch::Glob(vec![lit("mcp__gh__get_"), Star]),
+            ),
+            ("*", D, ToolMatch::Glob(vec![Star])),
+            ("mcp__*", D, ToolMatch::Glob(vec![lit("mcp__"), Star])),
+        ];
+        for (text, effect, want) in cases {
+            let got = parse(text, effect, S).map(|r| r.tool);
+            assert_eq!(got.as_ref(), Ok(&want), "{text}");
+        }
+    }
+
+    #[test]
+    fn errors_carry_provenance() {
+        let prov = Provenance {
+            source: "settings.json".into(),
+            list: List::Ask,
+            index: 4,
+        };
+        let e = parse_rule("Bash(ls", Effect::Ask, C, prov).unwrap_err();
+        assert_eq!(e.location().source.as_deref(), Some("settings.json"));
+        assert_eq!(e.location().item.as_deref(), Some("ask[4]"));
+        assert_eq!(e.location().text.as_deref(), Some("Bash(ls"));
+        assert_eq!(e.location().column, Some(7));
+        assert_eq!(e.kind(), crate::ErrorKind::Rule);
+        let e = parse("Bash(command:x)", D, C).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::Unsupported);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+        /// No input panics the parser; every error points inside the text
+        /// (or just past its end).
+        #[test]
+        fn parser_never_panics(text in r"(Bash|Read|WebFetch|Agent|Skill|mcp__a__|\*)?[()\\*:/.~!?\[\]^a-c \-_x0-9é]{0,16}\)?") {
+            for dialect in [S, C] {
+                for effect in [D, Effect::Ask, A] {
+                    if let Err(e) = parse(&text, effect, dialect) {
+                        let col = e.location().column.expect("a column");
+                        proptest::prop_assert!(col <= text.chars().count());
+                        proptest::prop_assert_eq!(e.location().text.as_deref(), Some(text.as_str()));
+                    }
+                }
+            }
+        }
+
+        /// Text from the WebFetch and path shapes never panics either.
+        #[test]
+        fn domains_and_paths_never_panic(host in r"[a-zA-Z0-9*.\-\[\]:éü]{0,12}", path in r"[a-z*?\[\]!^/.~\\-]{0,12}") {
+            let _ = parse(&format!("WebFetch(domain:{host})"), D, C);
+            let _ = parse(&format!("Read({path})"), D, C);
+            let _ = parse(&format!("Edit({path})"), A, S);
+        }
+    }
+}
