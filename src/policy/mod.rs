@@ -118,6 +118,17 @@ pub enum SourceRoot {
     Project,
 }
 
+impl SourceRoot {
+    /// The directory itself: `project` (the session's project directory)
+    /// for [`SourceRoot::Project`].
+    pub fn resolve<'a>(&'a self, project: &'a Path) -> &'a Path {
+        match self {
+            SourceRoot::Dir(d) => d,
+            SourceRoot::Project => project,
+        }
+    }
+}
+
 /// One source of a [`LoadedPolicy`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Source {
@@ -234,6 +245,12 @@ impl Warning {
     /// Where the problem is.
     pub fn location(&self) -> &Location {
         self.0.location()
+    }
+
+    /// The warning as an [`Error`] (for a caller that treats warnings as
+    /// errors).
+    pub fn as_error(&self) -> &Error {
+        &self.0
     }
 }
 
@@ -669,6 +686,14 @@ mod tests {
         assert_eq!(root, PathBuf::from("/p/.claude"));
         let root = settings_root(Path::new("/p/conf/settings.json"));
         assert_eq!(root, PathBuf::from("/p/conf"));
+    }
+
+    #[test]
+    fn roots_resolve() {
+        let project = Path::new("/p");
+        assert_eq!(SourceRoot::Project.resolve(project), Path::new("/p"));
+        let dir = SourceRoot::Dir("/home/u/.claude".into());
+        assert_eq!(dir.resolve(project), Path::new("/home/u/.claude"));
     }
 
     #[test]
