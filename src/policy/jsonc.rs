@@ -188,4 +188,21 @@ mod tests {
         assert_eq!(offset_of(text, 2, 2), 4);
         assert_eq!(offset_of(text, 1, 1), 0);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn reduce_keeps_offsets_and_never_panics(text in "[{}\\[\\]\",/*a\n\\\\ é]{0,40}") {
+            let r = reduce(&text);
+            proptest::prop_assert_eq!(r.text.len(), text.len());
+            let _ = position(&text, r.first.map_or(0, |(at, _)| at));
+        }
+
+        #[test]
+        fn valid_json_is_unchanged(v in proptest::collection::vec("[a-z/*,\\]\\[\"]{0,6}", 0..5)) {
+            let text = serde_json::to_string(&v).unwrap();
+            let r = reduce(&text);
+            proptest::prop_assert_eq!(r.text, text);
+            proptest::prop_assert_eq!(r.first, None);
+        }
+    }
 }

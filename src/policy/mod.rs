@@ -708,4 +708,15 @@ mod tests {
         );
         assert!("yolo".parse::<PermissionMode>().is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_settings_text_loads_or_errs_without_panic(text in "[{}\\[\\]\":, a-z()*/\n]{0,80}") {
+            let mut p = LoadedPolicy::new();
+            let before = p.clone();
+            if p.add_settings_text(&text, "s.json", None, SourceKind::Settings, SourceRoot::Project).is_err() {
+                proptest::prop_assert_eq!(p, before);
+            }
+        }
+    }
 }

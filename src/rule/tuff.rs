@@ -596,4 +596,16 @@ mod tests {
             assert!(!valid_policy_id(bad), "{bad:?}");
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_parses_or_errs_without_panic(text in "[\\[\\]a-z=\" \n.*/~,-]{0,80}") {
+            let _ = TuffPolicy::parse(&text, "p.toml");
+        }
+
+        #[test]
+        fn any_pattern_lowers_without_panic(p in "[a-z./*?\\[\\]]{0,12}") {
+            let _ = path_pattern(&p);
+        }
+    }
 }
