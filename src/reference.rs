@@ -550,4 +550,118 @@ mod tests {
         let many: Vec<GlobPiece> = (0..200).flat_map(|_| [lit("a"), Star]).collect();
         assert!(!g(many, &"a".repeat(150)));
     }
+
+    /// The command glob engine agrees with a regex translation of the same
+    /// pattern (a second, independent implementation).
+    fn regex_of(pieces: &[GlobPiece]) -> String {
+        let mut re = String::from("(?s)^");
+        for p in pieces {
+            match p {
+                GlobPiece::Literal(s) => re.push_str(&regex::escape(s)),
+                GlobPiece::Star => re.push_str(".*"),
+                GlobPiece::Question => re.push('.'),
+            }
+        }
+        re
+    }
+
+    fn pieces_strategy() -> impl proptest::strategy::Strategy<Value = Vec<GlobPiece>> {
+        use proptest::prelude::*;
+        proptest::collection::vec(
+            prop_oneof![
+                "[ab .]{1,3}".prop_map(GlobPiece::Literal),
+                Just(GlobPiece::Star),
+                Just(GlobPiece::Question),
+            ],
+            0..6,
+        )
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn command_forms_agree_with_regex(pieces in pieces_strategy(), text in "[ab .\n]{0,8}") {
+            let glob = regex::Regex::new(&format!("{}$", regex_of(&pieces))).unwrap();
+            let prefix_glob = regex::Regex::new(&format!("{}(?: .*)?$", regex_of(&pieces))).unwrap();
+            proptest::prop_assert_eq!(
+                form_matches(&CommandForm::Glob(pieces.clone()), &text, false),
+                glob.is_match(&text)
+            );
+            proptest::prop_assert_eq!(
+                form_matches(&CommandForm::PrefixGlob(pieces.clone()), &text, false),
+                prefix_glob.is_match(&text)
+            );
+            let lit: String = pieces.iter().map(|p| match p {
+                GlobPiece::Literal(s) => s.as_str(),
+                _ => "",
+            }).collect();
+            let prefix = regex::Regex::new(&format!("(?s)^{}(?: .*)?$", regex::escape(&lit))).unwrap();
+            proptest::prop_assert_eq!(
+                form_matches(&CommandForm::Prefix(lit.clone()), &text, false),
+                prefix.is_match(&text)
+            );
+        }
+
+        /// Path patterns agree with a regex translation: `**` as a run of
+        /// whole segments, a leading run of the path, any start when
+        /// unanchored.
+        #[test]
+        fn path_patterns_agree_with_regex(
+            segs in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::strategy::Just(Segment::DoubleStar),
+                    proptest::strategy::Strategy::prop_map("[ab]{1,2}", |s| Segment::Pieces(vec![SegPiece::Literal(s)])),
+                    proptest::strategy::Just(Segment::Pieces(vec![SegPiece::Star])),
+                    proptest::strategy::Just(Segment::Pieces(vec![SegPiece::Literal("a".into()), SegPiece::Question])),
+                    proptest::strategy::Just(Segment::Pieces(vec![SegPiece::Class { negated: true, ranges: vec![('a', 'a')] }])),
+                ],
+                1..4,
+            ),
+            anchored in proptest::bool::ANY,
+            path in proptest::collection::vec("[ab]{1,2}", 1..5),
+        ) {
+            let mut re = String::from("^");
+            if !anchored {
+                re.push_str("(?:[^/]+/)*");
+            }
+            let n = segs.len();
+            for (i, s) in segs.iter().enumerate() {
+                let last = i + 1 == n;
+                match s {
+                    Segment::DoubleStar if last => re.push_str("[^/]+(?:/[^/]+)*"),
+                    Segment::DoubleStar => re.push_str("(?:[^/]+/)*"),
+                    Segment::Pieces(ps) => {
+                        for p in ps {
+                            match p {
+                                SegPiece::Literal(l) => re.push_str(&regex::escape(l)),
+                                SegPiece::Star => re.push_str("[^/]*"),
+                                SegPiece::Question => re.push_str("[^/]"),
+                                SegPiece::Class { negated, ranges } => {
+                                    re.push('[');
+                                    if *negated {
+                                        re.push_str("^/");
+                                    }
+                                    for &(lo, hi) in ranges {
+                                        re.push(lo);
+                                        re.push('-');
+                                        re.push(hi);
+                                    }
+                                    re.push(']');
+                                }
+                            }
+                        }
+                        if !last {
+                            re.push('/');
+                        }
+                    }
+                }
+            }
+            re.push_str("(?:/.*)?$");
+            let regex = regex::Regex::new(&re).unwrap();
+            let rel = path.join("/");
+            let p = PathPattern { anchor: Anchor::Project, segments: segs.clone(), anchored, case_insensitive: false };
+            proptest::prop_assert_eq!(path_matches(&p, &rel), regex.is_match(&rel), "regex {}", re);
+        }
+    }
 }

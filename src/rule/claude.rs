@@ -534,6 +534,9 @@ impl Parser<'_> {
         if toks.last().is_some_and(|t| t.c == '.') {
             toks = &toks[..toks.len() - 1];
         }
+        if toks.len() == 1 && toks[0].is('*') {
+            return Ok(DomainPattern::Any);
+        }
         let mut subdomains = false;
         if toks.len() >= 2 && toks[0].is('*') && toks[1].c == '.' {
             subdomains = true;
