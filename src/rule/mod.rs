@@ -182,8 +182,8 @@ impl Rule {
     /// - A bare rule (`Tool`, `Tool()`, `Tool(*)`) governs its own tool only.
     /// - `strict`: a rule governs its own tool only.
     /// - `claude-code` (and `tuff`): `Bash(spec)` also governs `Monitor`,
-    ///   `Read(spec)` the read tools ([`READ_TOOLS`]) — and, as a deny rule,
-    ///   the edit tools too (a Read deny also denies edits and writes of
+    ///   `Read(spec)` the read tools ([`READ_TOOLS`]) — and, as a
+    ///   `claude-code` deny rule, the edit tools too (a Read deny also denies edits and writes of
     ///   the same path, SPEC §13 "Evaluation") — `Edit(spec)` the edit
     ///   tools ([`EDIT_TOOLS`]); field rules (`Tool(param:value)`) govern
     ///   their own tool only. (`Write(spec)` and the like are
@@ -216,7 +216,10 @@ impl Rule {
                     (_, "Read") => {
                         // A Read deny also denies edits and writes of the
                         // same path (Claude Code >= 2.1.208, SPEC §13).
-                        if self.effect == Effect::Deny && EDIT_TOOLS.contains(&call_tool) {
+                        if self.dialect == Dialect::ClaudeCode
+                            && self.effect == Effect::Deny
+                            && EDIT_TOOLS.contains(&call_tool)
+                        {
                             return true;
                         }
                         READ_TOOLS
