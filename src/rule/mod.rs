@@ -235,3 +235,97 @@ impl Rule {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC §2's table and §13 "Which calls a rule governs", one row per
+    /// rule: the tools it governs among a fixed set of calls.
+    #[test]
+    fn which_calls_a_rule_governs() {
+        const CALLS: &[&str] = &[
+            "Bash",
+            "Monitor",
+            "PowerShell",
+            "Read",
+            "Glob",
+            "Grep",
+            "LSP",
+            "NotebookRead",
+            "Edit",
+            "Write",
+            "MultiEdit",
+            "NotebookEdit",
+            "WebFetch",
+            "Agent",
+            "Task",
+            "Skill",
+            "mcp__gh__get",
+            "mcp__ghx__get",
+        ];
+        let s = Dialect::Strict;
+        let c = Dialect::ClaudeCode;
+        let (d, a) = (Effect::Deny, Effect::Allow);
+        let rows: &[(&str, Effect, Dialect, &[&str])] = &[
+            ("Bash", d, c, &["Bash"]),
+            ("Bash(ls)", d, s, &["Bash"]),
+            ("Bash(ls)", d, c, &["Bash", "Monitor"]),
+            ("Read", d, c, &["Read"]),
+            ("Read(*)", d, c, &["Read"]),
+            ("Read(x)", d, s, &["Read"]),
+            (
+                "Read(x)",
+                a,
+                c,
+                &["Read", "Glob", "Grep", "LSP", "NotebookRead"],
+            ),
+            (
+                "Read(x)",
+                d,
+                c,
+                &[
+                    "Read",
+                    "Glob",
+                    "Grep",
+                    "LSP",
+                    "NotebookRead",
+                    "Edit",
+                    "Write",
+                    "MultiEdit",
+                    "NotebookEdit",
+                ],
+            ),
+            ("Read(offset:1)", d, c, &["Read"]),
+            ("Edit(x)", d, s, &["Edit"]),
+            (
+                "Edit(x)",
+                d,
+                c,
+                &["Edit", "Write", "MultiEdit", "NotebookEdit"],
+            ),
+            ("Edit", d, c, &["Edit"]),
+            ("Write(x)", d, s, &["Write"]),
+            ("Write(x)", d, c, &["Write"]),
+            ("WebFetch(domain:x.com)", d, c, &["WebFetch"]),
+            ("Agent(Explore)", d, c, &["Agent", "Task"]),
+            ("Task", d, s, &["Agent", "Task"]),
+            ("mcp__gh", d, s, &["mcp__gh__get"]),
+            ("mcp__gh__*", a, c, &["mcp__gh__get"]),
+            ("mcp__*", d, s, &["mcp__gh__get", "mcp__ghx__get"]),
+        ];
+        let mut bad = Vec::new();
+        for &(text, effect, dialect, want) in rows {
+            let rule =
+                claude::parse_rule(text, effect, dialect, Provenance::standalone(List::Deny))
+                    .expect("the rule parses");
+            let got: Vec<&str> = CALLS.iter().copied().filter(|t| rule.governs(t)).collect();
+            if got != want {
+                bad.push(format!(
+                    "{text} ({effect}, {dialect:?}): {got:?}, want {want:?}"
+                ));
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+}
