@@ -378,7 +378,7 @@ impl fmt::Display for Reason {
 
 /// Writes a word as the case files and `explain` show it: a literal or
 /// decoded word as itself (single-quoted when it is empty or holds blanks,
-/// quotes, backslashes or `«»`), a dynamic or glob word as `«source»`.
+/// quotes, backslashes, operators, `*`, `?`, `«»`, or starts with `~` or `#`), a dynamic or glob word as `«source»`.
 impl fmt::Display for Word {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_dynamic() {
@@ -390,6 +390,7 @@ impl fmt::Display for Word {
 
 fn write_quoted(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
     let plain = !s.is_empty()
+        && !s.starts_with(['~', '#'])
         && !s.chars().any(|c| {
             matches!(
                 c,
@@ -407,6 +408,8 @@ fn write_quoted(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
                     | '>'
                     | '('
                     | ')'
+                    | '*'
+                    | '?'
             )
         });
     if plain {
