@@ -10,9 +10,7 @@ use std::path::PathBuf;
 pub fn corpus(name: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("TOOLGATE_CORPORA")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora")
-        });
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora"));
     let path = dir.join(name);
     if path.exists() {
         return Some(path);
