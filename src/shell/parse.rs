@@ -591,13 +591,19 @@ impl<'s> Parser<'s, '_> {
                 .is_some_and(|x| x == s)
     }
 
+    /// A span clamped to the script (an operator at the very end).
+    fn clamp(&self, span: Range<usize>) -> Range<usize> {
+        let end = span.end.min(self.src.len());
+        span.start.min(end)..end
+    }
+
     fn stop(&mut self, reason: Reason, span: Range<usize>) {
-        let script = self.script;
+        let (script, span) = (self.script, self.clamp(span));
         self.st.stop(reason, script, span);
     }
 
     fn fail(&mut self, reason: Reason, span: Range<usize>) {
-        let script = self.script;
+        let (script, span) = (self.script, self.clamp(span));
         self.st.fail(reason, script, span);
     }
 
@@ -963,7 +969,12 @@ impl<'s> Parser<'s, '_> {
                 return None;
             }
             Kw::Bang => {
-                self.pos += n;
+                // `a | ! b`: skip every `!` without recursing.
+                while let Some((Kw::Bang, n)) = self.keyword() {
+                    self.pos += n;
+                    self.skip_blanks();
+                }
+                // The next word is no `!`, so this recursion is one level.
                 return self.command(conn);
             }
             Kw::In => return self.simple(conn),
@@ -2134,6 +2145,15 @@ impl<'s> Parser<'s, '_> {
     /// `${…}` after its opening: skips to the matching `}`, reading the
     /// substitutions in its operands.
     fn parameter(&mut self, at: usize) -> bool {
+        if !self.enter(at) {
+            return false;
+        }
+        let ok = self.parameter_inner(at);
+        self.depth -= 1;
+        ok
+    }
+
+    fn parameter_inner(&mut self, at: usize) -> bool {
         let mut depth = 0u32;
         let mut lx = Lexed::default();
         let mut scratch = Vec::new();
@@ -2190,6 +2210,15 @@ impl<'s> Parser<'s, '_> {
     /// reading substitutions. A `)` that closes at depth 0 without a second
     /// `)` (the `$( (…) …)` reading) is not read: unsupported.
     fn arithmetic(&mut self, at: usize) -> bool {
+        if !self.enter(at) {
+            return false;
+        }
+        let ok = self.arithmetic_inner(at);
+        self.depth -= 1;
+        ok
+    }
+
+    fn arithmetic_inner(&mut self, at: usize) -> bool {
         let mut depth = 0u32;
         let mut lx = Lexed::default();
         let mut scratch = Vec::new();
@@ -2246,6 +2275,15 @@ impl<'s> Parser<'s, '_> {
 
     /// `$[…]`, the old arithmetic form.
     fn old_arithmetic(&mut self, at: usize) -> bool {
+        if !self.enter(at) {
+            return false;
+        }
+        let ok = self.old_arithmetic_inner(at);
+        self.depth -= 1;
+        ok
+    }
+
+    fn old_arithmetic_inner(&mut self, at: usize) -> bool {
         let mut depth = 0u32;
         let mut lx = Lexed::default();
         while let Some(b) = self.peek() {
