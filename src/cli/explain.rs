@@ -24,7 +24,14 @@ pub fn run(args: Args) -> ExitCode {
     };
     let reading = shell::read(&cmd);
     if args.json {
-        match serde_json::to_string_pretty(&reading) {
+        // The reading's own shape plus `complete`, for convenience.
+        let json = serde_json::to_value(&reading).map(|mut v| {
+            if let Some(map) = v.as_object_mut() {
+                map.insert("complete".into(), reading.is_complete().into());
+            }
+            v
+        });
+        match json.and_then(|v| serde_json::to_string_pretty(&v)) {
             Ok(s) => println!("{s}"),
             Err(e) => {
                 eprintln!("toolgate: cannot write the reading as json: {e}");
