@@ -209,7 +209,7 @@ fn program_finding(at: &RuleRef, better: &str, col: usize) -> Finding {
 fn text_checks(at: &RuleRef, r: &Rule, out: &mut Vec<Finding>) {
     let name = tool_name(&at.text);
     if let ToolMatch::Name(_) = &r.tool {
-        if !KNOWN_TOOLS.contains(&name) {
+        if !KNOWN_TOOLS.contains(&name) && !name.starts_with("mcp__") {
             match typo_of(name) {
                 Some(k) => out.push(
                     Finding::new(

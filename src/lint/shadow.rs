@@ -107,7 +107,8 @@ fn same_frame(a: &Item<'_>, b: &Item<'_>) -> bool {
 
 /// A bare `Tool` rule A that covers every call of B's tool.
 fn bare_covers(a: &Rule, b: &Rule) -> bool {
-    if a.pattern != Pattern::Any || b.pattern == Pattern::Any {
+    // An opaque specifier never matches: nothing to cover.
+    if a.pattern != Pattern::Any || matches!(b.pattern, Pattern::Any | Pattern::Opaque(_)) {
         return false;
     }
     match &b.tool {
@@ -219,8 +220,8 @@ pub(crate) fn shadowing(rules: &[Rule], out: &mut Vec<Finding>) {
                     if !same_frame(ia, ib) || !governs(ia, ib) {
                         continue;
                     }
-                    // Identical rules are duplicates, reported elsewhere.
-                    if a.text == b.text || (a.tool == b.tool && a.pattern == b.pattern) {
+                    // Identical texts are duplicates, reported elsewhere.
+                    if a.text == b.text {
                         continue;
                     }
                     if included(ia, ib, &mut dfas) != Some(true) {
