@@ -16,7 +16,7 @@ use crate::rule::{
 /// The tools Claude Code has (current and legacy names). A rule naming
 /// another tool is reported as unknown (a note: new tools appear all the
 /// time) or, when it is close to one of these, as a likely typo.
-pub(crate) const KNOWN_TOOLS: &[&str] = &[
+pub const KNOWN_TOOLS: &[&str] = &[
     "Agent",
     "AskUserQuestion",
     "Bash",
@@ -273,6 +273,7 @@ fn suggest_prefix_fix(text: &str, col: usize) -> String {
     let before: String = chars[..col].iter().collect();
     let after: String = chars[col + 2..].iter().collect();
     let after = after.strip_suffix(')').unwrap_or(&after);
+    let before = before.trim_end();
     if after.trim().is_empty() {
         return format!("write {before}:*)");
     }
@@ -551,9 +552,13 @@ pub(crate) fn broad_allows(rules: &[Rule], out: &mut Vec<Finding>) {
             if matches!(c.form, CommandForm::Exact(_)) {
                 continue;
             }
-            let witness = DENY_WORTHY
-                .iter()
-                .find(|w| command_matches(c, w) && !stopped(rules, w));
+            // Every text the rule matches starts with its literal prefix.
+            let prefix = super::lower::command(&c.form, c.case_insensitive).prefix;
+            let witness = DENY_WORTHY.iter().find(|w| {
+                (c.case_insensitive || w.starts_with(&prefix))
+                    && command_matches(c, w)
+                    && !stopped(rules, w)
+            });
             if let Some(w) = witness {
                 out.push(
                     Finding::new(

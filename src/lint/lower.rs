@@ -336,6 +336,20 @@ pub(crate) fn includes(a: &Dfa, b: &Dfa, universe: Option<&Dfa>) -> Option<bool>
         ),
         None => None,
     };
+    // One byte of each class the three automata all agree on: bytes of one
+    // class lead every automaton to the same state.
+    let mut reps: Vec<u8> = Vec::new();
+    let mut keys: HashSet<(u8, u8, u8)> = HashSet::new();
+    for byte in 0..=255u8 {
+        let key = (
+            a.byte_classes().get(byte),
+            b.byte_classes().get(byte),
+            u.map_or(0, |u| u.byte_classes().get(byte)),
+        );
+        if keys.insert(key) {
+            reps.push(byte);
+        }
+    }
     let mut seen: HashSet<(Id, Id, Option<Id>)> = HashSet::new();
     let mut stack = vec![(sa, sb, su)];
     seen.insert((sa, sb, su));
@@ -351,7 +365,7 @@ pub(crate) fn includes(a: &Dfa, b: &Dfa, universe: Option<&Dfa>) -> Option<bool>
         if b_accepts && u_accepts && !a.is_match_state(a.next_eoi_state(qa)) {
             return Some(false);
         }
-        for byte in 0..=255u8 {
+        for &byte in &reps {
             let nb = b.next_state(qb, byte);
             if b.is_dead_state(nb) || b.is_quit_state(nb) {
                 continue;

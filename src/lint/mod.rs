@@ -39,6 +39,7 @@ mod shadow;
 use std::fmt;
 use std::sync::Arc;
 
+pub use checks::KNOWN_TOOLS;
 pub use input::LintInput;
 
 use crate::rule::{List, Rule};
@@ -299,6 +300,33 @@ impl Report {
     pub fn to_json(&self) -> serde_json::Value {
         render::json(self)
     }
+}
+
+/// The regular expression lint lowers a rule's pattern to for deciding
+/// shadowing, matched against a whole haystack: the command text, the
+/// path relative to the rule's anchor, the host, the field value, or (for
+/// a bare rule) the tool name. `None` for patterns lint does not lower
+/// (tuff token rules, opaque specifiers).
+///
+/// ```
+/// use toolgate::rule::claude::parse_rule;
+/// use toolgate::{Dialect, Effect, List, Provenance};
+/// let r = parse_rule("Bash(git push:*)", Effect::Deny, Dialect::ClaudeCode,
+///                    Provenance::standalone(List::Deny)).unwrap();
+/// let re = toolgate::lint::lowered_regex(&r).unwrap();
+/// assert!(re.contains("push"));
+/// ```
+pub fn lowered_regex(rule: &Rule) -> Option<String> {
+    use crate::rule::Pattern;
+    let l = match &rule.pattern {
+        Pattern::Command(c) => lower::command(&c.form, c.case_insensitive),
+        Pattern::Path(p) => lower::path(p),
+        Pattern::Domain(d) => lower::domain(d),
+        Pattern::Field { form, .. } => lower::command(form, false),
+        Pattern::Any => lower::tool(&rule.tool),
+        Pattern::Tokens(_) | Pattern::Opaque(_) => return None,
+    };
+    Some(l.regex)
 }
 
 /// Lints `input`: every check, shadowing included.

@@ -12,7 +12,10 @@ use std::collections::HashMap;
 use super::lower::{self, Dfa, Lowered, Universe};
 use super::{Finding, Kind, RuleRef};
 use crate::reference;
-use crate::rule::{Anchor, CommandForm, Effect, Pattern, Rule, ToolMatch};
+use crate::rule::{
+    Anchor, CommandForm, DomainLabel, DomainPattern, Effect, GlobPiece, PathPattern, Pattern, Rule,
+    SegPiece, Segment, ToolMatch,
+};
 
 /// Which rules can be compared: the same kind of haystack, in the same
 /// frame (a path anchor, a field name).
@@ -38,6 +41,111 @@ struct Item<'a> {
     family: String,
     lowered: Lowered,
     exact: Option<String>,
+    /// Texts B matches, tried on A with the reference matcher before any
+    /// automaton is built: one that A does not match settles the pair.
+    samples: Vec<String>,
+}
+
+/// Wildcards filled three ways: empty, `x`, ` x`.
+fn glob_fills(pieces: &[GlobPiece]) -> Vec<String> {
+    ["", "x", " x"]
+        .iter()
+        .map(|fill| {
+            pieces
+                .iter()
+                .map(|p| match p {
+                    GlobPiece::Literal(s) => s.as_str(),
+                    _ => fill,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+fn form_samples(form: &CommandForm) -> Vec<String> {
+    match form {
+        CommandForm::Exact(s) => vec![s.clone()],
+        CommandForm::Prefix(p) => vec![p.clone(), format!("{p} x")],
+        CommandForm::Glob(pieces) => glob_fills(pieces),
+        CommandForm::PrefixGlob(pieces) => {
+            let mut v = glob_fills(pieces);
+            v.extend(glob_fills(pieces).into_iter().map(|s| format!("{s} x")));
+            v
+        }
+    }
+}
+
+fn path_samples(p: &PathPattern) -> Vec<String> {
+    let mut segs: Vec<String> = Vec::new();
+    let n = p.segments.len();
+    for (i, seg) in p.segments.iter().enumerate() {
+        match seg {
+            Segment::DoubleStar if i + 1 < n => {}
+            Segment::DoubleStar => segs.push("x".to_string()),
+            Segment::Pieces(pieces) => {
+                let mut s = String::new();
+                for piece in pieces {
+                    match piece {
+                        SegPiece::Literal(l) => s.push_str(l),
+                        SegPiece::Star | SegPiece::Question => s.push('x'),
+                        SegPiece::Class {
+                            negated: false,
+                            ranges,
+                        } => {
+                            s.push(ranges.first().map_or('x', |r| r.0));
+                        }
+                        SegPiece::Class { negated: true, .. } => s.push('\u{1}'),
+                    }
+                }
+                segs.push(s);
+            }
+        }
+    }
+    let base = segs.join("/");
+    vec![base.clone(), format!("x/{base}"), format!("{base}/x")]
+}
+
+fn domain_samples(d: &DomainPattern) -> Vec<String> {
+    match d {
+        DomainPattern::Any => vec!["example.com".to_string()],
+        DomainPattern::Host { subdomains, labels } => {
+            let mut parts: Vec<String> = labels
+                .iter()
+                .map(|l| match l {
+                    DomainLabel::Literal(s) => s.clone(),
+                    DomainLabel::Star => "x".to_string(),
+                })
+                .collect();
+            if *subdomains {
+                parts.insert(0, "x".to_string());
+            }
+            vec![parts.join(".")]
+        }
+    }
+}
+
+fn tool_samples(t: &ToolMatch) -> Vec<String> {
+    match t {
+        ToolMatch::Name(n) => vec![n.clone()],
+        ToolMatch::McpServer(s) => vec![format!("mcp__{s}"), format!("mcp__{s}__x")],
+        ToolMatch::Glob(pieces) => glob_fills(pieces),
+    }
+}
+
+/// Whether the rule's pattern matches `sample` (the reference matcher).
+fn matches(rule: &Rule, sample: &str) -> bool {
+    match &rule.pattern {
+        Pattern::Command(c) => reference::command_matches(c, sample),
+        Pattern::Path(p) => reference::path_matches(p, sample),
+        Pattern::Domain(d) => reference::domain_matches(d, sample),
+        Pattern::Field { form, .. } => {
+            let mut input = serde_json::Map::new();
+            input.insert("f".into(), serde_json::Value::String(sample.to_string()));
+            reference::field_matches("f", form, &input)
+        }
+        Pattern::Any => reference::tool_matches(&rule.tool, sample),
+        Pattern::Tokens(_) | Pattern::Opaque(_) => false,
+    }
 }
 
 fn item(rule: &Rule) -> Option<Item<'_>> {
@@ -76,12 +184,22 @@ fn item(rule: &Rule) -> Option<Item<'_>> {
         Pattern::Any => (Frame::Tool, lower::tool(&rule.tool), None),
         Pattern::Tokens(_) | Pattern::Opaque(_) => return None,
     };
+    let samples = match &rule.pattern {
+        Pattern::Command(c) => form_samples(&c.form),
+        Pattern::Field { form, .. } => form_samples(form),
+        Pattern::Path(p) => path_samples(p),
+        Pattern::Domain(d) => domain_samples(d),
+        Pattern::Any => tool_samples(&rule.tool),
+        Pattern::Tokens(_) | Pattern::Opaque(_) => Vec::new(),
+    };
+    let samples = samples.into_iter().filter(|s| matches(rule, s)).collect();
     Some(Item {
         rule,
         frame,
         family: name,
         lowered,
         exact,
+        samples,
     })
 }
 
@@ -137,15 +255,11 @@ fn included(a: &Item<'_>, b: &Item<'_>, dfas: &mut Dfas) -> Option<bool> {
         return Some(false);
     }
     if let Some(text) = &b.exact {
-        return Some(match (&a.rule.pattern, &b.rule.pattern) {
-            (Pattern::Command(c), _) => reference::command_matches(c, text),
-            (Pattern::Field { form, .. }, _) => {
-                let mut input = serde_json::Map::new();
-                input.insert("f".into(), serde_json::Value::String(text.clone()));
-                reference::field_matches("f", form, &input)
-            }
-            _ => return None,
-        });
+        // B holds this one text.
+        return Some(matches(a.rule, text));
+    }
+    if b.samples.iter().any(|s| !matches(a.rule, s)) {
+        return Some(false);
     }
     if a.exact.is_some() {
         // An exact A holds one text; a B that is not exact holds more.
@@ -200,18 +314,8 @@ pub(crate) fn shadowing(rules: &[Rule], out: &mut Vec<Finding>) {
         }
         if found.is_none() {
             if let Some(ib) = &items[bi] {
-                let mut candidates: Vec<usize> = Vec::new();
-                for (frame, members) in &by_frame {
-                    let comparable = match (frame, &ib.frame) {
-                        (Frame::Path(x, s), Frame::Path(y, t)) => x == y && s == t,
-                        (f, g) => f == g,
-                    };
-                    if comparable {
-                        candidates.extend(members.iter().copied());
-                    }
-                }
-                candidates.sort_by_key(|&i| (rules[i].effect, i));
-                for ai in candidates {
+                let candidates = by_frame.get(&ib.frame).map(Vec::as_slice).unwrap_or(&[]);
+                for &ai in candidates {
                     let a = &rules[ai];
                     if ai == bi || a.effect > b.effect {
                         continue;
