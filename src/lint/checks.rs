@@ -316,11 +316,16 @@ fn pattern_checks(at: &RuleRef, r: &Rule, out: &mut Vec<Finding>) {
                 out.push(program_finding(at, &better, c));
             }
         }
-        Pattern::Opaque(spec) if KNOWN_TOOLS.contains(&name) => {
+        Pattern::Opaque(spec)
+            if matches!(
+                name,
+                "Write" | "MultiEdit" | "NotebookEdit" | "Glob" | "Grep" | "LS" | "NotebookRead"
+            ) =>
+        {
+            // Claude Code reads file rules as Read(…) and Edit(…) only.
             let instead = match name {
                 "Write" | "MultiEdit" | "NotebookEdit" => format!("Edit({spec})"),
-                "Glob" | "Grep" | "LS" | "NotebookRead" => format!("Read({spec})"),
-                _ => name.to_string(),
+                _ => format!("Read({spec})"),
             };
             out.push(
                 Finding::new(
