@@ -538,14 +538,25 @@ fn tokens_cover(words: &[String], program: &str, cmd: &str) -> bool {
         return false;
     }
     let argv: Vec<&str> = cmd.split(' ').skip(1).collect();
+    // A short letter is present in a cluster, or spelled as its long alias.
+    let letter = |c: char| {
+        argv.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(c))
+            || LONG_ALIASES
+                .iter()
+                .any(|(p, l, long)| *p == program && *l == c && argv.contains(long))
+    };
     rest.iter().all(|w| {
-        argv.contains(&w.as_str())
-            || (w.starts_with('-')
-                && !w.starts_with("--")
-                && w.chars().skip(1).all(|c| {
-                    argv.iter()
-                        .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(c))
-                }))
+        if argv.contains(&w.as_str()) {
+            return true;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            let long = format!("--{long}");
+            return LONG_ALIASES
+                .iter()
+                .any(|(p, l, al)| *p == program && *al == long && letter(*l));
+        }
+        w.starts_with('-') && w.chars().skip(1).all(letter)
     })
 }
 
