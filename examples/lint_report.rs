@@ -89,6 +89,12 @@ fn main() -> Result<(), String> {
     );
     let _ = writeln!(
         md,
+        "Every line counts as one policy: a block committed in two files counts twice, and two \
+         of the policies are Anthropic's own examples. Examples below come from distinct \
+         policies, the first three in corpus order.\n"
+    );
+    let _ = writeln!(
+        md,
         "{} policies, {} rules. {} policies have at least one error, {} have no finding at all.\n",
         policies.len(),
         rules,
