@@ -150,8 +150,8 @@ fn lowering_agrees_with_the_reference_matcher() {
                 continue;
             };
             let (haystacks, is_command): (&[String], bool) = match &rule.pattern {
-                Pattern::Command(_) if i % 5 == 0 => (&commands, true),
-                Pattern::Path(_) if i % 2 == 0 => (&path_texts, false),
+                Pattern::Command(_) if i % 8 == 0 => (&commands, true),
+                Pattern::Path(_) if i % 3 == 0 => (&path_texts, false),
                 _ => continue,
             };
             let Some(re) = lowered_regex(&rule) else {
@@ -179,6 +179,7 @@ fn lowering_agrees_with_the_reference_matcher() {
         }
     }
     assert!(compared > 100_000, "only {compared} comparisons");
+    eprintln!("{compared} comparisons");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

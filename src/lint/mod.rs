@@ -27,7 +27,7 @@
 //! Shadowing is decided exactly, pattern by pattern: a rule is shadowed
 //! when a rule of higher precedence, governing the same calls, matches
 //! every text it matches — language inclusion decided on small DFAs
-//! ([`lower`]). Shadowing that needs the evaluator's normalisation (a
+//! (see the README's "Lint" section). Shadowing that needs the evaluator's normalisation (a
 //! wrapper, a subcommand form) is not reported here.
 
 mod checks;
@@ -296,7 +296,9 @@ impl Report {
     }
 
     /// The report for machines: `{"findings": [...], "errors": n,
-    /// "warnings": n, "notes": n}`.
+    /// "warnings": n, "notes": n}`; each finding has `kind`, `severity`,
+    /// `source`, `rule` (`text`, `source`, `list`, `index`; `null` for a
+    /// file that fails as a whole), `message`, `column`, `fix`, `related`.
     pub fn to_json(&self) -> serde_json::Value {
         render::json(self)
     }

@@ -94,7 +94,9 @@ pub(super) fn json(report: &Report) -> Value {
             json!({
                 "kind": f.kind.name(),
                 "severity": f.severity.as_str(),
-                "rule": rule_json(&f.rule),
+                // A load error is about a whole file, not a rule.
+                "source": &*f.rule.source,
+                "rule": (!f.rule.text.is_empty()).then(|| rule_json(&f.rule)),
                 "message": f.message,
                 "column": f.column,
                 "fix": f.fix,
