@@ -173,6 +173,12 @@ fn a_file_that_does_not_parse_is_one_error() {
         "{}",
         r.stdout
     );
+    let r = run(&["--json", "--policy", "tests/data/lint/files/not-json.json"]);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let f = &v["findings"][0];
+    assert_eq!(f["kind"], "load-error");
+    assert_eq!(f["source"], "tests/data/lint/files/not-json.json");
+    assert!(f["rule"].is_null(), "{}", r.stdout);
 }
 
 #[test]
