@@ -59,3 +59,81 @@ proptest! {
         }
     }
 }
+
+fn rule_text() -> impl Strategy<Value = String> {
+    let tool = prop_oneof![
+        Just("Bash"),
+        Just("Read"),
+        Just("Edit"),
+        Just("Write"),
+        Just("WebFetch"),
+        Just("Agent"),
+        Just("mcp__s__t"),
+        Just("Bahs"),
+        Just("*"),
+    ];
+    let spec = proptest::collection::vec(
+        prop_oneof![
+            Just('('),
+            Just(')'),
+            Just('\\'),
+            Just('*'),
+            Just(':'),
+            Just('/'),
+            Just(' '),
+            Just('.'),
+            Just('~'),
+            Just('['),
+            Just(']'),
+            Just('!'),
+            Just('a'),
+            Just('-'),
+            Just('é'),
+        ],
+        0..12,
+    );
+    (tool, spec, any::<bool>()).prop_map(|(t, s, paren)| {
+        let s: String = s.into_iter().collect();
+        if paren {
+            format!("{t}({s})")
+        } else {
+            format!("{t}{s}")
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// Lint reads any rule strings without panicking, and a rule that does
+    /// not parse is always an error or a dropped rule, never silence.
+    #[test]
+    fn any_rules_lint_without_panic(
+        allow in proptest::collection::vec(rule_text(), 0..6),
+        deny in proptest::collection::vec(rule_text(), 0..6),
+    ) {
+        let mut input = LintInput::new();
+        for (i, r) in allow.iter().enumerate() {
+            input.add_rule_text("p", List::Allow, i, r);
+        }
+        for (i, r) in deny.iter().enumerate() {
+            input.add_rule_text("p", List::Deny, i, r);
+        }
+        let report = lint(&input);
+        let _ = report.to_text();
+        let _ = report.to_json();
+        for (list, rules, effect) in [(List::Allow, &allow, Effect::Allow), (List::Deny, &deny, Effect::Deny)] {
+            for (i, r) in rules.iter().enumerate() {
+                if parse_rule(r, effect, Dialect::ClaudeCode, Provenance::standalone(list)).is_err() {
+                    let item = format!("{}[{i}]", list.as_str());
+                    prop_assert!(
+                        report.findings().iter().any(|f| f.rule.item() == item && matches!(
+                            f.kind,
+                            Kind::ParseError | Kind::DroppedAllow | Kind::PrimaryField | Kind::ParameterLooksLikeProgram
+                        )),
+                        "{r:?} does not parse and lint says nothing"
+                    );
+                }
+            }
+        }
+    }
+}

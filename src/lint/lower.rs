@@ -470,6 +470,62 @@ mod tests {
         assert!(!incl("mcp__github__get_*", d, "mcp__github", a));
     }
 
+    /// The path lowering agrees with the reference matcher on classes,
+    /// `?`, `**` in the middle and case folding.
+    #[test]
+    fn path_lowering_matches_the_reference() {
+        let rules = [
+            "Read(src/[a-c]?.rs)",
+            "Read(src/[!a]*.rs)",
+            "Read(a/**/b)",
+            "Read(**/x)",
+            "Read(*.PEM)",
+            "Read(docs/)",
+        ];
+        let paths = [
+            "src/a1.rs",
+            "src/d1.rs",
+            "src/ab.rs",
+            "src/x/a1.rs",
+            "a/b",
+            "a/x/y/b",
+            "a/x/y/b/c",
+            "x",
+            "q/x",
+            "k.pem",
+            "k/K.Pem",
+            "docs",
+            "docs/a",
+        ];
+        for text in rules {
+            for effect in [Effect::Deny, Effect::Allow] {
+                let r = parse_rule(
+                    text,
+                    effect,
+                    Dialect::ClaudeCode,
+                    Provenance::standalone(List::Deny),
+                )
+                .unwrap();
+                let Pattern::Path(p) = &r.pattern else {
+                    panic!("{text} is not a path rule")
+                };
+                let dfa = Dfa::new(&path(p).regex).unwrap();
+                for rel in paths {
+                    let want = crate::reference::path_matches(p, rel);
+                    let mut state = dfa
+                        .0
+                        .start_state(&start::Config::new().anchored(Anchored::Yes))
+                        .unwrap();
+                    for &b in rel.as_bytes() {
+                        state = dfa.0.next_state(state, b);
+                    }
+                    let got = dfa.0.is_match_state(dfa.0.next_eoi_state(state));
+                    assert_eq!(got, want, "{effect} {text} vs {rel}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn prefix_filter_is_sound() {
         let a = lowered("Bash(git *)", Effect::Deny);
