@@ -989,8 +989,8 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
     f(
         &[
             "cat", "tac", "more", "nl", "strings", "zcat", "bzcat", "xzcat", "gzcat", "file",
-            "stat", "tree", "ls", "md5", "cksum", "sum", "b2sum", "rev", "expand", "unexpand",
-            "tsort", "fmt", "pr",
+            "stat", "ls", "md5", "cksum", "sum", "b2sum", "rev", "expand", "unexpand", "tsort",
+            "fmt", "pr",
         ],
         Read,
     ),
@@ -1195,6 +1195,7 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
             "--dfa-size-limit",
             "--regex-size-limit",
             "--engine",
+            "--pre",
             "--pre-glob",
             "-V",
         ],
@@ -1403,6 +1404,7 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
         ..f(&["iconv"], Read)
     },
     FileProgram {
+        leading: 1,
         value: &[
             "-passin",
             "-passout",
@@ -1591,6 +1593,9 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
     },
     FileProgram {
         value: &[
+            "-e",
+            "--rsh",
+            "--rsync-path",
             "--exclude",
             "--include",
             "-f",
@@ -1718,10 +1723,9 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
         )
     },
     FileProgram {
-        value: &["-e"],
-        exec: &["-e", "-E", "-i", "-pi", "-n"],
+        value: &["-e", "-E", "-I", "-x"],
+        exec: &["-e", "-E"],
         in_place: &["-i"],
-        leading: 0,
         ..f(&["perl"], Read)
     },
 ];

@@ -1322,7 +1322,12 @@ impl std::fmt::Display for Invocation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut s = String::new();
         for a in &self.assignments {
+            if !s.is_empty() {
+                s.push(' ');
+            }
             render_assignment(&mut s, a);
+        }
+        if !s.is_empty() && !self.words.is_empty() {
             s.push(' ');
         }
         s.push_str(&render_words(&self.words, false));
