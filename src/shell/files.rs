@@ -807,28 +807,25 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
                 if w.is_dynamic() {
                     continue;
                 }
+                // `name@git+URL` (pip), `git+URL`, a URL, `user@host:path`.
                 let t = w.text.as_str();
-                if t.contains("://")
-                    || t.starts_with("git@")
-                    || (t.contains('@') && t.contains(':') && !t.contains("://"))
-                {
-                    if let Some(h) = url_host(t).or_else(|| remote_host(t)) {
-                        found.hosts.push(Host {
-                            name: h,
-                            dynamic: false,
-                        });
-                    }
-                } else if let Some(rest) = t
+                let t = t
                     .split_once("@git+")
                     .map(|(_, r)| r)
-                    .or_else(|| t.split_once("@ ").map(|(_, r)| r))
-                {
-                    if let Some(h) = url_host(rest) {
-                        found.hosts.push(Host {
-                            name: h,
-                            dynamic: false,
-                        });
-                    }
+                    .or_else(|| t.strip_prefix("git+"))
+                    .unwrap_or(t);
+                let h = if t.contains("://") {
+                    url_host(t)
+                } else if t.contains('@') && t.contains(':') {
+                    remote_host(t)
+                } else {
+                    None
+                };
+                if let Some(h) = h {
+                    found.hosts.push(Host {
+                        name: h,
+                        dynamic: false,
+                    });
                 }
             }
         }

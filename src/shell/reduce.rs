@@ -613,18 +613,6 @@ fn wrapper_options(
     let has = |l: &[&str], o: &str| l.contains(&o);
     while let Some(w) = cur.get(i) {
         let t = w.text.as_str();
-        if w.is_dynamic() {
-            if t.starts_with('-') {
-                layer.gaps.push(Gap::UnknownOption(t.to_string()));
-                i += 1;
-                continue;
-            }
-            break;
-        }
-        if t == "--" && !has(wr.flags, "-") {
-            i += 1;
-            break;
-        }
         if wr.assignments && is_assignment(t) {
             let (name, value) = t.split_once('=').unwrap_or((t, ""));
             let (name, append) = match name.strip_suffix('+') {
@@ -644,6 +632,18 @@ fn wrapper_options(
             layer.bare = false;
             i += 1;
             continue;
+        }
+        if w.is_dynamic() {
+            if t.starts_with('-') {
+                layer.gaps.push(Gap::UnknownOption(t.to_string()));
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        if t == "--" && !has(wr.flags, "-") {
+            i += 1;
+            break;
         }
         let option = (t.starts_with('-') && t.len() > 1) || (t == "-" && has(wr.flags, "-"));
         if !option {
