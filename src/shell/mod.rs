@@ -149,8 +149,9 @@ pub struct Command {
     /// subshell, group, compound command or script around it.
     pub depth: u8,
     /// True when control flow decides whether it runs, or how often: inside
-    /// an `if`, `while`, `until`, `for`, `select` or `case` body (an `if`'s
-    /// first condition excepted), a function body, or after `||`.
+    /// a loop (`while`, `until`, `for`, `select`, conditions included), an
+    /// `if` (its first condition excepted), a `case` item, a function body,
+    /// or after `||`.
     pub conditional: bool,
 }
 

@@ -1801,7 +1801,7 @@ impl<'s> Parser<'s, '_> {
     fn make_word(&self, lx: &Lexed) -> Word {
         let src = self.src.get(lx.start..lx.end).unwrap_or(&[]);
         let source = || String::from_utf8_lossy(src).into_owned();
-        if lx.dynamic {
+        if lx.dynamic || assignment_tilde(src) {
             return Word {
                 span: lx.start..lx.end,
                 text: source(),
@@ -2318,6 +2318,20 @@ impl<'s> Parser<'s, '_> {
         }
         false
     }
+}
+
+/// True for an argument shaped like an assignment whose value has an
+/// unquoted `~` after `=` or `:` (`make DESTDIR=~/x`): bash expands it.
+fn assignment_tilde(src: &[u8]) -> bool {
+    if !src.first().copied().is_some_and(is_name_start) {
+        return false;
+    }
+    let n = src.iter().take_while(|&&b| is_name(b)).count();
+    let value = match src.get(n..) {
+        Some([b'=', rest @ ..]) | Some([b'+', b'=', rest @ ..]) => rest,
+        _ => return false,
+    };
+    value.first() == Some(&b'~') || value.windows(2).any(|w| w == b":~")
 }
 
 /// Decodes the source of a word that holds no expansion: quote removal and

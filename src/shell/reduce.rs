@@ -11,7 +11,7 @@
 //! let names: Vec<&str> = r.invocations.iter().map(|i| i.program.base.as_str()).collect();
 //! assert_eq!(names, ["sudo", "git"]);
 //! let git = &r.invocations[1];
-//! assert_eq!(git.form.as_deref(), Some("git push --force"));
+//! assert_eq!(git.form.as_deref(), Some("/usr/bin/git push --force"));
 //! // Deny and ask rules see through everything; allow rules see what is certain.
 //! assert!(git.candidates.iter().any(|c| c.text == "git push --force" && !c.for_allow));
 //! assert!(git.candidates.iter().any(|c| c.text == "FOO=1 sudo -u root /usr/bin/git -C . push --force" && c.for_allow));
