@@ -714,19 +714,21 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
         let known = |l: &[&str]| l.contains(&name);
         let takes = known(n.value) || known(n.host_options) || known(n.reads) || known(n.writes);
         // A short option with its value attached (`-ofile`).
-        let (name, inline) = if !takes && !t.starts_with("--") && t.len() > 2 {
-            let o = &t[..2];
-            if [n.value, n.host_options, n.reads, n.writes]
-                .iter()
-                .any(|l| l.contains(&o))
-            {
-                (o, Some(&t[2..]))
+        let split = t.get(..2).zip(t.get(2..));
+        let (name, inline) =
+            if let (false, false, Some((o, rest))) = (takes, t.starts_with("--"), split) {
+                if !rest.is_empty()
+                    && [n.value, n.host_options, n.reads, n.writes]
+                        .iter()
+                        .any(|l| l.contains(&o))
+                {
+                    (o, Some(rest))
+                } else {
+                    (name, inline)
+                }
             } else {
                 (name, inline)
-            }
-        } else {
-            (name, inline)
-        };
+            };
         let known = |l: &[&str]| l.contains(&name);
         if !(known(n.value) || known(n.host_options) || known(n.reads) || known(n.writes)) {
             continue;

@@ -929,7 +929,10 @@ fn subcommand_form(words: &[Word]) -> (Option<String>, Option<Vec<&Word>>, Optio
                 continue;
             }
             // `-C/tmp`: a short value option with its value attached.
-            if !t.starts_with("--") && t.len() > 2 && table.value.contains(&&t[..2]) {
+            if !t.starts_with("--")
+                && t.get(..2)
+                    .is_some_and(|o| t.len() > 2 && table.value.contains(&o))
+            {
                 continue;
             }
             unknown = true;
