@@ -88,6 +88,8 @@ const fn w(names: &'static [&'static str]) -> Wrapper {
 pub static WRAPPERS: &[Wrapper] = &[
     Wrapper {
         value: &[
+            "-a",
+            "--argv0",
             "-u",
             "--unset",
             "-C",
@@ -184,6 +186,7 @@ pub static WRAPPERS: &[Wrapper] = &[
         ..w(&["doas"])
     },
     Wrapper {
+        queries: &["-h", "--help", "-V", "--version"],
         value: &[
             "-s",
             "--shell",
@@ -345,6 +348,9 @@ pub static WRAPPERS: &[Wrapper] = &[
     },
     Wrapper {
         value: &[
+            "--block",
+            "--blocksize",
+            "--block-size",
             "-j",
             "--jobs",
             "-P",
@@ -488,6 +494,10 @@ pub static WRAPPERS: &[Wrapper] = &[
         ..w(&["chroot"])
     },
     Wrapper {
+        optional: &[
+            "-m", "--mount", "-u", "--uts", "-i", "--ipc", "-n", "--net", "-p", "--pid", "-U",
+            "--user", "-C", "--cgroup", "-T", "--time", "-r", "--root", "-w", "--wd",
+        ],
         value: &[
             "-t",
             "--target",
@@ -584,6 +594,7 @@ pub static WRAPPERS: &[Wrapper] = &[
         ..w(&["unshare"])
     },
     Wrapper {
+        queries: &["-h", "--help", "-V", "--version"],
         value: &[
             "-E",
             "--echo",
@@ -989,11 +1000,32 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
     f(
         &[
             "cat", "tac", "more", "nl", "strings", "zcat", "bzcat", "xzcat", "gzcat", "file",
-            "stat", "ls", "md5", "cksum", "sum", "b2sum", "rev", "expand", "unexpand", "tsort",
-            "fmt", "pr",
+            "stat", "md5", "cksum", "sum", "b2sum", "rev", "expand", "unexpand", "tsort", "fmt",
+            "pr",
         ],
         Read,
     ),
+    FileProgram {
+        value: &[
+            "-I",
+            "--ignore",
+            "-w",
+            "--width",
+            "--hide",
+            "--format",
+            "--sort",
+            "--time",
+            "--time-style",
+            "--color",
+            "--block-size",
+            "--indicator-style",
+            "--quoting-style",
+            "-T",
+            "--tabsize",
+        ],
+        recursive: &["-R", "--recursive"],
+        ..f(&["ls", "gls", "eza", "exa", "lsd"], Read)
+    },
     FileProgram {
         value: &[
             "-n",
