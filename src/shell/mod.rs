@@ -47,6 +47,7 @@ use std::ops::Range;
 mod brace;
 pub mod files;
 mod parse;
+#[rustfmt::skip]
 pub mod programs;
 pub mod reduce;
 

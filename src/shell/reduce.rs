@@ -1123,9 +1123,15 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
     cut.sort_by_key(|r| r.start);
     let mut out = String::with_capacity(text.len());
     let mut blank = false;
-    for (i, ch) in text.char_indices() {
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, ch)) = chars.next() {
         if cut.iter().any(|r| r.contains(&i)) {
             blank = true;
+            continue;
+        }
+        // A line continuation joins the lines it splits.
+        if ch == '\\' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
+            chars.next();
             continue;
         }
         if ch == ' ' || ch == '\t' || ch == '\n' {
