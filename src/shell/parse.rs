@@ -171,7 +171,9 @@ pub(super) fn read(command: &str) -> Reading {
     }
     let mut st = State {
         reading: Reading {
-            commands: Vec::new(),
+            // About one command per few bytes at most; reserving avoids
+            // regrowing (and re-faulting) a large vector.
+            commands: Vec::with_capacity((text.len() / 8).clamp(2, 8192)),
             scripts: vec![Script {
                 text: text.to_string(),
                 kind: ScriptKind::Input,
@@ -358,11 +360,14 @@ fn program_base(c: &Command) -> Option<&str> {
     if w.is_dynamic() {
         return None;
     }
-    Some(w.text.rsplit('/').next().unwrap_or(&w.text))
+    Some(match w.text.rfind('/') {
+        Some(i) => &w.text[i + 1..],
+        None => &w.text,
+    })
 }
 
 fn is_shell(c: &Command) -> bool {
-    program_base(c).is_some_and(|b| SHELLS.contains(&b))
+    program_base(c).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
 }
 
 /// A shell with neither `-c` nor a script operand (or with `-s`) reads its
@@ -645,6 +650,25 @@ impl<'s> Parser<'s, '_> {
     /// The reserved word at the cursor, if one stands there as a word.
     fn keyword(&self) -> Option<(Kw, usize)> {
         let rest = self.src.get(self.pos..self.end)?;
+        if !matches!(
+            rest.first(),
+            Some(
+                b'i' | b't'
+                    | b'e'
+                    | b'f'
+                    | b'w'
+                    | b'u'
+                    | b'd'
+                    | b's'
+                    | b'c'
+                    | b'{'
+                    | b'}'
+                    | b'!'
+                    | b'['
+            )
+        ) {
+            return None;
+        }
         for (text, kw) in KEYWORDS {
             if rest.starts_with(text) {
                 let after = rest.get(text.len()).copied();
@@ -1544,7 +1568,7 @@ impl<'s> Parser<'s, '_> {
         let start = self.pos;
         let mut end = start;
         let mut words: Vec<Word> = Vec::new();
-        let mut lexed: Vec<Lexed> = Vec::new();
+        let mut any_brace = false;
         let mut assignments = Vec::new();
         let mut redirections = Vec::new();
         let heredocs_before = self.st.heredocs.len();
@@ -1591,7 +1615,7 @@ impl<'s> Parser<'s, '_> {
             }
             let w = self.make_word(&lx);
             words.push(w);
-            lexed.push(lx);
+            any_brace |= lx.brace && !lx.dynamic;
         }
         if words.is_empty() && assignments.is_empty() && redirections.is_empty() {
             let at = self.pos;
@@ -1599,8 +1623,8 @@ impl<'s> Parser<'s, '_> {
             return None;
         }
         // Brace expansion.
-        if lexed.iter().any(|l| l.brace && !l.dynamic) {
-            words = self.expand_braces(words, &lexed);
+        if any_brace {
+            words = self.expand_braces(words);
         }
         if let Some(w) = words.first()
             && w.is_dynamic()
@@ -1650,15 +1674,17 @@ impl<'s> Parser<'s, '_> {
         Some(idx)
     }
 
-    fn expand_braces(&mut self, words: Vec<Word>, lexed: &[Lexed]) -> Vec<Word> {
+    /// Expands the words that hold an unquoted brace group (a word's
+    /// source without expansions is enough to tell).
+    fn expand_braces(&mut self, words: Vec<Word>) -> Vec<Word> {
         let mut out = Vec::with_capacity(words.len());
         let mut total = 0usize;
-        for (w, l) in words.into_iter().zip(lexed) {
-            if !l.brace || l.dynamic {
+        for w in words {
+            let src = self.src.get(w.span.clone()).unwrap_or(&[]);
+            if w.kind == WordKind::Dynamic || !src.contains(&b'{') {
                 out.push(w);
                 continue;
             }
-            let src = self.src.get(l.start..l.end).unwrap_or(&[]);
             if !brace::has_group(src) {
                 out.push(w);
                 continue;
