@@ -88,7 +88,7 @@ pub fn render(r: &Reading) -> String {
             } else {
                 "dynamic"
             };
-            let _ = writeln!(out, "     {indent}  {what}: {}", w.text);
+            let _ = writeln!(out, "     {indent}  {what}: {}", w.text());
         }
     }
     if r.is_complete() {
