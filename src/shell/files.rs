@@ -106,11 +106,11 @@ pub(crate) struct Found {
 
 impl Found {
     fn file(&mut self, w: &Word, access: Access, recursive: bool, via: Via) {
-        if w.text.is_empty() || w.text == "-" || programs::is_device(&w.text) {
+        if w.text().is_empty() || w.text() == "-" || programs::is_device(w.text()) {
             return;
         }
         self.files.push(FileUse {
-            text: w.text.clone(),
+            text: w.text().to_string(),
             kind: w.kind,
             access,
             recursive,
@@ -123,7 +123,7 @@ impl Found {
     fn file_text(&mut self, text: &str, kind: WordKind, access: Access, via: Via) {
         let w = Word {
             span: 0..0,
-            text: text.to_string(),
+            text: super::Text::Owned(text.to_string()),
             kind,
         };
         self.file(&w, access, false, via);
@@ -137,7 +137,7 @@ impl Found {
 }
 
 fn is_option(w: &Word) -> bool {
-    !w.is_dynamic() && w.text.len() > 1 && w.text.starts_with('-')
+    !w.is_dynamic() && w.text().len() > 1 && w.text().starts_with('-')
 }
 
 /// The files of an invocation's redirections.
@@ -152,8 +152,8 @@ pub(crate) fn redirection_files(reds: &[Redirection], found: &mut Found) {
             | RedirectionOp::WriteAll
             | RedirectionOp::AppendAll => Access::Edit,
             RedirectionOp::DupOut | RedirectionOp::DupIn => {
-                let t = &r.target.text;
-                if !r.target.is_dynamic() && (t == "-" || t.bytes().all(|b| b.is_ascii_digit())) {
+                let t = &r.target.text();
+                if !r.target.is_dynamic() && (*t == "-" || t.bytes().all(|b| b.is_ascii_digit())) {
                     continue;
                 }
                 if r.op == RedirectionOp::DupOut {
@@ -190,10 +190,10 @@ pub(crate) fn scan(base: &str, words: &[Word], found: &mut Found) {
     for (names, opts) in programs::INLINE_CODE {
         if names.contains(&base) || (base.starts_with("python") && names.contains(&"python")) {
             for w in args {
-                if w.is_dynamic() || !w.text.starts_with('-') {
+                if w.is_dynamic() || !w.text().starts_with('-') {
                     break;
                 }
-                let t = w.text.as_str();
+                let t = w.text();
                 if opts.contains(&t)
                     || (t.len() > 2
                         && !t.starts_with("--")
@@ -225,7 +225,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
     let has = |list: &[&str], o: &str| list.contains(&o);
     while let Some(w) = args.get(i) {
         i += 1;
-        let t = w.text.as_str();
+        let t = w.text();
         if !end && t == "--" && !w.is_dynamic() {
             end = true;
             continue;
@@ -261,7 +261,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             match inline {
                 Some(v) => Some(Word {
                     span: 0..0,
-                    text: v.to_string(),
+                    text: super::Text::Owned(v.to_string()),
                     kind: if w.kind == WordKind::Literal {
                         WordKind::Literal
                     } else {
@@ -347,7 +347,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             } else {
                 Some(Word {
                     span: 0..0,
-                    text: rest.to_string(),
+                    text: super::Text::Owned(rest.to_string()),
                     kind: w.kind,
                 })
             };
@@ -401,7 +401,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             Operands::None => continue,
         };
         // `scp`/`rsync` remote operands are hosts, not local files.
-        if matches!(base, "scp" | "rsync") && remote_host(&w.text).is_some() {
+        if matches!(base, "scp" | "rsync") && remote_host(w.text()).is_some() {
             continue;
         }
         found.file(w, access, recursive, Via::Operand);
@@ -413,7 +413,7 @@ fn sed_script(w: &Word, found: &mut Found) {
     if w.is_dynamic() {
         return;
     }
-    for part in w.text.split([';', '\n']) {
+    for part in w.text().split([';', '\n']) {
         let cmd = part.trim_start_matches(|c: char| {
             c.is_ascii_digit() || c.is_whitespace() || matches!(c, ',' | '$' | '!' | '{' | '}')
         });
@@ -461,7 +461,7 @@ fn awk_program(w: &Word, found: &mut Found) {
     if w.is_dynamic() {
         return;
     }
-    let t = &w.text;
+    let t = &w.text();
     if t.contains("system(") || t.contains("system (") {
         found.exec("awk system()");
     }
@@ -477,9 +477,9 @@ fn awk_program(w: &Word, found: &mut Found) {
 
 fn dd(args: &[Word], found: &mut Found) {
     for w in args {
-        if let Some(v) = w.text.strip_prefix("if=") {
+        if let Some(v) = w.text().strip_prefix("if=") {
             found.file_text(v, w.kind, Access::Read, Via::Operand);
-        } else if let Some(v) = w.text.strip_prefix("of=") {
+        } else if let Some(v) = w.text().strip_prefix("of=") {
             found.file_text(v, w.kind, Access::Edit, Via::Operand);
         }
     }
@@ -495,7 +495,7 @@ fn tar(args: &[Word], found: &mut Found) {
     let mut first = true;
     while let Some(w) = args.get(i) {
         i += 1;
-        let t = w.text.as_str();
+        let t = w.text();
         let old_style = first && !t.starts_with('-') && !w.is_dynamic();
         first = false;
         if w.is_dynamic() || (!t.starts_with('-') && !old_style) {
@@ -510,7 +510,7 @@ fn tar(args: &[Word], found: &mut Found) {
             let value = || {
                 inline.map(|v| Word {
                     span: 0..0,
-                    text: v.to_string(),
+                    text: super::Text::Owned(v.to_string()),
                     kind: w.kind,
                 })
             };
@@ -600,7 +600,7 @@ fn tar(args: &[Word], found: &mut Found) {
 fn find(args: &[Word], found: &mut Found) {
     let mut i = 0;
     while let Some(w) = args.get(i) {
-        if programs::FIND_LEADING.contains(&w.text.as_str()) || w.text.starts_with("-D") {
+        if programs::FIND_LEADING.contains(&w.text()) || w.text().starts_with("-D") {
             i += 1;
             continue;
         }
@@ -608,7 +608,7 @@ fn find(args: &[Word], found: &mut Found) {
     }
     // Paths until the first expression word.
     while let Some(w) = args.get(i) {
-        let t = w.text.as_str();
+        let t = w.text();
         if !w.is_dynamic() && (t.starts_with('-') || t == "(" || t == "!" || t == ")") {
             break;
         }
@@ -620,13 +620,13 @@ fn find(args: &[Word], found: &mut Found) {
         if w.is_dynamic() {
             continue;
         }
-        let t = w.text.as_str();
+        let t = w.text();
         if programs::FIND_EXEC.contains(&t) {
             found.exec(t);
             // Skip to the terminator; the command is read by the reducer.
             while let Some(x) = args.get(i) {
                 i += 1;
-                if !x.is_dynamic() && (x.text == ";" || x.text == "+") {
+                if !x.is_dynamic() && (x.text() == ";" || x.text() == "+") {
                     break;
                 }
             }
@@ -654,13 +654,13 @@ fn git(args: &[Word], found: &mut Found) {
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;
-        let t = w.text.as_str();
+        let t = w.text();
         if w.is_dynamic() || !t.starts_with('-') {
             break;
         }
         let setting = if t == "-c" {
             i += 1;
-            args.get(i - 1).map(|v| v.text.as_str())
+            args.get(i - 1).map(|v| v.text())
         } else if let Some(v) = t.strip_prefix("-c") {
             Some(v)
         } else {
@@ -698,7 +698,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
     let mut end = false;
     while let Some(w) = args.get(i) {
         i += 1;
-        let t = w.text.as_str();
+        let t = w.text();
         if !end && t == "--" {
             end = true;
             continue;
@@ -736,7 +736,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
         let v = match inline {
             Some(v) => Some(Word {
                 span: 0..0,
-                text: v.to_string(),
+                text: super::Text::Owned(v.to_string()),
                 kind: w.kind,
             }),
             None => {
@@ -759,7 +759,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
                 || name == "--json")
         {
             // `-d @file`, `-F name=@file`, `-F name=<file` read a file.
-            let t = v.text.as_str();
+            let t = v.text();
             let file = t
                 .strip_prefix('@')
                 .or_else(|| t.split_once("=@").map(|(_, f)| f))
@@ -784,13 +784,13 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
         HostOperands::HostPaths => {
             for w in operands {
                 if w.is_dynamic() {
-                    if w.text.contains(':') {
+                    if w.text().contains(':') {
                         found.hosts.push(Host {
-                            name: w.text.clone(),
+                            name: w.text().to_string(),
                             dynamic: true,
                         });
                     }
-                } else if let Some(h) = remote_host(&w.text) {
+                } else if let Some(h) = remote_host(w.text()) {
                     found.hosts.push(Host {
                         name: h,
                         dynamic: false,
@@ -802,7 +802,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
             // The subcommand is the first operand; URLs come after it.
             let mut ops = operands.into_iter();
             let Some(sub) = ops.next() else { return };
-            if !subs.contains(&sub.text.as_str()) {
+            if !subs.contains(&sub.text()) {
                 return;
             }
             for w in ops {
@@ -810,7 +810,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
                     continue;
                 }
                 // `name@git+URL` (pip), `git+URL`, a URL, `user@host:path`.
-                let t = w.text.as_str();
+                let t = w.text();
                 let t = t
                     .split_once("@git+")
                     .map(|(_, r)| r)
@@ -838,12 +838,12 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
 fn host(w: &Word, found: &mut Found, bare: bool) {
     if w.is_dynamic() {
         found.hosts.push(Host {
-            name: w.text.clone(),
+            name: w.text().to_string(),
             dynamic: true,
         });
         return;
     }
-    let t = w.text.as_str();
+    let t = w.text();
     let h = if t.contains("://") {
         url_host(t)
     } else if bare {
@@ -920,17 +920,17 @@ impl Dir {
                 path: String::new(),
             });
         };
-        if t.kind == WordKind::Glob || t.text == "-" {
+        if t.kind == WordKind::Glob || t.text() == "-" {
             return Dir::Unknown;
         }
         if t.kind == WordKind::Dynamic {
-            return match expand(&t.text) {
+            return match expand(t.text()) {
                 Some(p) if p.base != Base::Cwd || self == &Dir::start() => Dir::Known(p),
                 Some(p) => self.join(&p.path).map_or(Dir::Unknown, Dir::Known),
                 None => Dir::Unknown,
             };
         }
-        self.join(&t.text).map_or(Dir::Unknown, Dir::Known)
+        self.join(t.text()).map_or(Dir::Unknown, Dir::Known)
     }
 
     /// A path resolved in this directory; `None` when the directory is not

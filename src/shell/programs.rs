@@ -1124,3 +1124,62 @@ pub fn is_device(path: &str) -> bool {
         .strip_prefix("/dev/fd/")
         .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
+
+/// Long options that are aliases of a short option letter, for matching a
+/// rule's short cluster (SPEC §7.2 item 4, §13): `(program, subcommand,
+/// long option, letter)`. A subcommand of `""` means the program itself.
+pub static OPTION_ALIASES: &[(&str, &str, &str, char)] = &[
+    ("rm", "", "--recursive", 'r'), ("rm", "", "--force", 'f'), ("rm", "", "--interactive", 'i'),
+    ("rm", "", "--dir", 'd'), ("rm", "", "--verbose", 'v'),
+    ("cp", "", "--recursive", 'r'), ("cp", "", "--force", 'f'), ("cp", "", "--archive", 'a'),
+    ("cp", "", "--interactive", 'i'), ("cp", "", "--no-clobber", 'n'), ("cp", "", "--verbose", 'v'),
+    ("cp", "", "--update", 'u'), ("cp", "", "--link", 'l'), ("cp", "", "--symbolic-link", 's'),
+    ("cp", "", "--dereference", 'L'), ("cp", "", "--no-dereference", 'P'),
+    ("mv", "", "--force", 'f'), ("mv", "", "--interactive", 'i'), ("mv", "", "--no-clobber", 'n'),
+    ("mv", "", "--verbose", 'v'), ("mv", "", "--update", 'u'),
+    ("chmod", "", "--recursive", 'R'), ("chmod", "", "--verbose", 'v'), ("chmod", "", "--changes", 'c'),
+    ("chmod", "", "--silent", 'f'), ("chmod", "", "--quiet", 'f'),
+    ("chown", "", "--recursive", 'R'), ("chown", "", "--verbose", 'v'), ("chown", "", "--changes", 'c'),
+    ("chown", "", "--silent", 'f'), ("chown", "", "--quiet", 'f'),
+    ("chgrp", "", "--recursive", 'R'), ("chgrp", "", "--verbose", 'v'),
+    ("ln", "", "--symbolic", 's'), ("ln", "", "--force", 'f'),
+    ("git", "push", "--force", 'f'), ("git", "push", "--verbose", 'v'), ("git", "push", "--quiet", 'q'),
+    ("git", "push", "--set-upstream", 'u'), ("git", "push", "--dry-run", 'n'), ("git", "push", "--delete", 'd'),
+    ("git", "clean", "--force", 'f'), ("git", "clean", "--dry-run", 'n'), ("git", "clean", "--quiet", 'q'),
+    ("git", "clean", "--interactive", 'i'),
+    ("git", "reset", "--quiet", 'q'),
+    ("git", "checkout", "--force", 'f'), ("git", "checkout", "--quiet", 'q'),
+    ("git", "branch", "--delete", 'd'), ("git", "branch", "--force", 'f'), ("git", "branch", "--move", 'm'),
+    ("git", "add", "--force", 'f'), ("git", "add", "--all", 'A'), ("git", "add", "--update", 'u'),
+    ("git", "commit", "--all", 'a'), ("git", "commit", "--message", 'm'), ("git", "commit", "--no-verify", 'n'),
+    ("git", "rm", "--force", 'f'), ("git", "rm", "--recursive", 'r'),
+    ("docker", "rm", "--force", 'f'), ("docker", "rm", "--volumes", 'v'), ("docker", "rm", "--link", 'l'),
+    ("docker", "rmi", "--force", 'f'), ("docker", "system", "--force", 'f'), ("docker", "run", "--interactive", 'i'),
+    ("docker", "run", "--tty", 't'), ("docker", "run", "--detach", 'd'), ("docker", "run", "--volume", 'v'),
+    ("podman", "rm", "--force", 'f'), ("podman", "rm", "--volumes", 'v'),
+    ("kubectl", "delete", "--filename", 'f'), ("kubectl", "delete", "--recursive", 'R'),
+    ("kubectl", "delete", "--selector", 'l'), ("kubectl", "delete", "--output", 'o'),
+    ("kubectl", "apply", "--filename", 'f'), ("kubectl", "apply", "--recursive", 'R'),
+];
+
+/// The short letter a long option stands for, for this program (basename)
+/// and subcommand (`""` when none); `--force=true` is `--force`.
+///
+/// ```
+/// use toolgate::shell::programs::short_alias;
+/// assert_eq!(short_alias("rm", "", "--recursive"), Some('r'));
+/// assert_eq!(short_alias("git", "push", "--force=true"), Some('f'));
+/// assert_eq!(short_alias("git", "push", "--force-with-lease"), None);
+/// assert_eq!(short_alias("kubectl", "delete", "--force"), None);
+/// ```
+pub fn short_alias(program: &str, subcommand: &str, long: &str) -> Option<char> {
+    let name = match long.split_once('=') {
+        Some((n, "true" | "1" | "yes")) => n,
+        Some(_) => return None,
+        None => long,
+    };
+    OPTION_ALIASES
+        .iter()
+        .find(|(p, s, l, _)| *p == program && (s.is_empty() || *s == subcommand) && *l == name)
+        .map(|a| a.3)
+}

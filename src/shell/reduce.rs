@@ -119,7 +119,7 @@ impl Program {
                 dynamic: false,
             };
         };
-        let written = w.text.clone();
+        let written = w.text().to_string();
         if w.is_dynamic() {
             return Program {
                 base: written.clone(),
@@ -375,7 +375,8 @@ fn chain(
                         layer.feeds = true;
                         let mut inner: Vec<Word> = cur.get(i..).unwrap_or(&[]).to_vec();
                         if wr.names.contains(&"parallel") {
-                            if let Some(end) = inner.iter().position(|w| w.text.starts_with(":::"))
+                            if let Some(end) =
+                                inner.iter().position(|w| w.text().starts_with(":::"))
                             {
                                 inner.truncate(end);
                             }
@@ -515,13 +516,13 @@ fn chain(
         while i < action_words.len() {
             let w = &action_words[i];
             i += 1;
-            if w.is_dynamic() || !programs::FIND_EXEC.contains(&w.text.as_str()) {
+            if w.is_dynamic() || !programs::FIND_EXEC.contains(&w.text()) {
                 continue;
             }
             let from = i;
             while action_words
                 .get(i)
-                .is_some_and(|x| x.is_dynamic() || !matches!(x.text.as_str(), ";" | "+"))
+                .is_some_and(|x| x.is_dynamic() || !matches!(x.text(), ";" | "+"))
             {
                 i += 1;
             }
@@ -575,13 +576,13 @@ fn invocation(
 /// arguments word.
 fn dynamic_arguments(words: &mut Vec<Word>, replace: &str) {
     for w in words.iter_mut().skip(1) {
-        if !replace.is_empty() && w.text.contains(replace) && !w.is_dynamic() {
+        if !replace.is_empty() && w.text().contains(replace) && !w.is_dynamic() {
             w.kind = WordKind::Dynamic;
         }
     }
     words.push(Word {
         span: 0..0,
-        text: ARGUMENTS.to_string(),
+        text: super::Text::Owned(ARGUMENTS.to_string()),
         kind: WordKind::Dynamic,
     });
 }
@@ -612,7 +613,7 @@ fn wrapper_options(
     let mut as_command = false;
     let has = |l: &[&str], o: &str| l.contains(&o);
     while let Some(w) = cur.get(i) {
-        let t = w.text.as_str();
+        let t = w.text();
         if wr.assignments && is_assignment(t) {
             let (name, value) = t.split_once('=').unwrap_or((t, ""));
             let (name, append) = match name.strip_suffix('+') {
@@ -625,7 +626,7 @@ fn wrapper_options(
                 append,
                 value: Word {
                     span: w.span.clone(),
-                    text: value.to_string(),
+                    text: super::Text::Owned(value.to_string()),
                     kind: w.kind,
                 },
             });
@@ -746,7 +747,7 @@ fn wrapper_options(
             let value: Option<Word> = match inline {
                 Some(v) => Some(Word {
                     span: w.span.clone(),
-                    text: v,
+                    text: super::Text::Owned(v),
                     kind: w.kind,
                 }),
                 None => {
@@ -762,7 +763,7 @@ fn wrapper_options(
                 if value.is_dynamic() {
                     return Next::Script(Err(Gap::DynamicScript));
                 }
-                let mut text = value.text.clone();
+                let mut text = value.text().to_string();
                 // `env -S 'a b' c`: the words after the string follow it.
                 if wr.assignments {
                     for w in cur.get(i..).unwrap_or(&[]) {
@@ -773,7 +774,7 @@ fn wrapper_options(
                 return Next::Script(Ok(text));
             }
             if (o == "-I" || o == "--replace") && wr.feeds_arguments {
-                *replace = Some(value.text.clone());
+                *replace = Some(value.text().to_string());
             }
             if has(wr.reads, o) {
                 layer.found.files.push(file_use(&value, Access::Read));
@@ -793,11 +794,7 @@ fn wrapper_options(
             if rest.iter().any(Word::is_dynamic) {
                 return Next::Script(Err(Gap::DynamicScript));
             }
-            let text = rest
-                .iter()
-                .map(|w| w.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" ");
+            let text = rest.iter().map(|w| w.text()).collect::<Vec<_>>().join(" ");
             Next::Script(Ok(text))
         }
         Runs::ScriptOption => Next::Nothing,
@@ -806,7 +803,7 @@ fn wrapper_options(
 
 fn file_use(w: &Word, access: Access) -> FileUse {
     FileUse {
-        text: w.text.clone(),
+        text: w.text().to_string(),
         kind: w.kind,
         access,
         recursive: false,
@@ -822,7 +819,7 @@ fn shell_mode(words: &[Word]) -> (bool, Option<usize>) {
     let mut has_c = false;
     let mut i = 1;
     while let Some(w) = words.get(i) {
-        let t = w.text.as_str();
+        let t = w.text();
         if w.is_dynamic() {
             return (has_c, Some(i));
         }
@@ -856,7 +853,7 @@ fn shell_script(words: &[Word], c: &Command, _found: &mut Found) -> Option<Resul
     let (has_c, operand) = shell_mode(words);
     if has_c {
         return Some(match operand.and_then(|i| words.get(i)) {
-            Some(w) if !w.is_dynamic() => Ok(w.text.clone()),
+            Some(w) if !w.is_dynamic() => Ok(w.text().to_string()),
             _ => Err(Gap::DynamicScript),
         });
     }
@@ -869,7 +866,7 @@ fn shell_script(words: &[Word], c: &Command, _found: &mut Found) -> Option<Resul
         _ => None,
     });
     match fed {
-        Some(Some(w)) if !w.is_dynamic() => Some(Ok(w.text)),
+        Some(Some(w)) if !w.is_dynamic() => Some(Ok(w.text().to_string())),
         Some(_) => Some(Err(Gap::DynamicScript)),
         None if c.connector == Connector::Pipe || c.connector == Connector::PipeAll => {
             Some(Err(Gap::PipedScript))
@@ -907,7 +904,7 @@ fn subcommand_form(words: &[Word]) -> (Option<String>, Option<Vec<&Word>>, Optio
         let mut i = 1;
         let mut unknown = false;
         while let Some(w) = words.get(i) {
-            let t = w.text.as_str();
+            let t = w.text();
             if w.is_dynamic() {
                 return (None, unknown);
             }
@@ -952,7 +949,7 @@ fn subcommand_form(words: &[Word]) -> (Option<String>, Option<Vec<&Word>>, Optio
     let Some(sub) = sub else {
         return (None, None, None);
     };
-    let name = words.get(sub).map(|w| w.text.clone());
+    let name = words.get(sub).map(|w| w.text().to_string());
     let form = (sub > 1).then(|| form_of(sub));
     let alt = if unknown {
         match find(true).0 {
@@ -974,13 +971,13 @@ pub fn render_word(w: &Word) -> String {
 
 fn push_word(out: &mut String, w: &Word, basename: bool) {
     if w.is_dynamic() {
-        out.push_str(&w.text);
+        out.push_str(w.text());
         return;
     }
     let t = if basename {
-        w.text.rsplit('/').next().unwrap_or(&w.text)
+        w.text().rsplit('/').next().unwrap_or(w.text())
     } else {
-        w.text.as_str()
+        w.text()
     };
     push_quoted(out, t);
 }
@@ -1028,9 +1025,9 @@ fn render_assignment(out: &mut String, a: &Assignment) {
     }
     out.push('=');
     if a.value.is_dynamic() {
-        out.push_str(&a.value.text);
-    } else if !a.value.text.is_empty() {
-        push_quoted(out, &a.value.text);
+        out.push_str(a.value.text());
+    } else if !a.value.text().is_empty() {
+        push_quoted(out, a.value.text());
     }
 }
 
@@ -1038,9 +1035,9 @@ fn safe_assignment(a: &Assignment) -> bool {
     programs::SAFE_VARIABLES.contains(&a.name.as_str())
         && !a.append
         && a.value.kind == WordKind::Literal
-        && !a.value.text.is_empty()
+        && !a.value.text().is_empty()
         && a.value
-            .text
+            .text()
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b':' | b'-'))
 }
@@ -1087,7 +1084,7 @@ fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
             };
             if fed
                 && v.last()
-                    .is_some_and(|w| w.text == ARGUMENTS && w.span.is_empty())
+                    .is_some_and(|w| w.text() == ARGUMENTS && w.span.is_empty())
             {
                 v.pop();
             }
@@ -1270,7 +1267,7 @@ fn directories(r: &Reading) -> Vec<Dir> {
             .words
             .first()
             .filter(|w| !w.is_dynamic())
-            .map(|w| w.text.as_str());
+            .map(|w| w.text());
         let Some(name @ ("cd" | "pushd" | "popd")) = name else {
             continue;
         };
@@ -1290,7 +1287,7 @@ fn directories(r: &Reading) -> Vec<Dir> {
         }
         let target = c.words[1..]
             .iter()
-            .find(|w| w.is_dynamic() || !w.text.starts_with('-') || w.text == "-");
+            .find(|w| w.is_dynamic() || !w.text().starts_with('-') || w.text() == "-");
         let next = if name == "popd" || (name == "pushd" && target.is_none()) {
             Dir::Unknown
         } else {
