@@ -255,6 +255,7 @@ struct Origin<'a> {
 
 fn reduce_reading(ctx: &mut Ctx, reading: &Reading, idx: usize, parent: Option<usize>, depth: u8) {
     let dirs = directories(reading);
+    let mut actions: Vec<Option<usize>> = Vec::with_capacity(reading.commands.len());
     for (ci, c) in reading.commands.iter().enumerate() {
         let origin = Origin {
             reading,
@@ -264,7 +265,23 @@ fn reduce_reading(ctx: &mut Ctx, reading: &Reading, idx: usize, parent: Option<u
         };
         let dir = dirs.get(ci).cloned().unwrap_or_else(Dir::start);
         let d = c.depth.saturating_add(depth);
-        chain(ctx, origin, c, c.words.clone(), parent, d, &dir, true);
+        // A command of a script a shell reads (`sh -c`, a here-document, a
+        // pipe) belongs to that shell: the nearest command before it in the
+        // parent script, one level out.
+        let mut par = parent;
+        if let Some(script) = reading.scripts.get(c.script) {
+            if c.origin == super::Origin::Script && script.kind != super::ScriptKind::Backquote {
+                let shell = (0..ci).rev().find(|&j| {
+                    let o = &reading.commands[j];
+                    Some(o.script) == script.parent && o.depth < c.depth
+                });
+                if let Some(a) = shell.and_then(|j| actions.get(j).copied().flatten()) {
+                    par = Some(a);
+                }
+            }
+        }
+        let action = chain(ctx, origin, c, c.words.clone(), par, d, &dir, true);
+        actions.push(action);
     }
 }
 
@@ -305,7 +322,7 @@ fn chain(
     depth: u8,
     dir: &Dir,
     top: bool,
-) {
+) -> Option<usize> {
     if words.is_empty() {
         let mut found = Found::default();
         if top {
@@ -323,7 +340,7 @@ fn chain(
         );
         resolve(&mut inv.files, dir);
         ctx.out.push(inv);
-        return;
+        return None;
     }
     let mut cur = words;
     let mut start = 0usize;
@@ -540,6 +557,7 @@ fn chain(
             chain(ctx, o, c, inner, Some(action), d, dir, false);
         }
     }
+    Some(action)
 }
 
 #[allow(clippy::too_many_arguments)]
