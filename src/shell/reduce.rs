@@ -1262,24 +1262,54 @@ fn candidates(
 /// same nesting level).
 fn directories(r: &Reading) -> Vec<Dir> {
     let mut out = Vec::with_capacity(r.commands.len());
-    // (depth, script, dir) of the cds in effect.
-    let mut stack: Vec<(u8, usize, usize, Dir)> = Vec::new(); // (depth, script, end, dir)
+    // The `cd`s in effect, innermost last.
+    let mut stack: Vec<CdScope> = Vec::new();
     for (i, c) in r.commands.iter().enumerate() {
-        while let Some(top) = stack.last() {
-            let closes = top.0 > c.depth
-                || (top.0 == c.depth
-                    && top.1 == c.script
-                    && r.scripts
-                        .get(c.script)
-                        .and_then(|s| s.text.get(top.2..c.span.start))
-                        .is_some_and(|between| between.contains(')')));
-            if closes {
+        // A scope ends with a command less deep, or with a `)` closing the
+        // subshell it was in (`(cd a); (cat k)`), seen in the text between
+        // the commands of its script (substitutions' `$(` not counted).
+        while let Some(top) = stack.last_mut() {
+            if top.depth > c.depth {
                 stack.pop();
-            } else {
-                break;
+                continue;
             }
+            if top.script == c.script {
+                let gap = r
+                    .scripts
+                    .get(c.script)
+                    .and_then(|s| s.text.get(top.end..c.span.start))
+                    .unwrap_or("");
+                let mut prev = b' ';
+                let mut closed = false;
+                for b in gap.bytes() {
+                    match b {
+                        b'(' if !matches!(prev, b'$' | b'<' | b'>') => top.balance += 1,
+                        b')' => top.balance -= 1,
+                        _ => {}
+                    }
+                    if top.balance < 0 {
+                        if c.depth > top.depth {
+                            // A `case` pattern's `)`, inside a deeper body.
+                            top.balance = 0;
+                        } else {
+                            closed = true;
+                            break;
+                        }
+                    }
+                    prev = b;
+                }
+                top.end = top.end.max(c.span.end);
+                if closed {
+                    stack.pop();
+                    continue;
+                }
+            }
+            break;
         }
-        let here = stack.last().map(|t| t.3.clone()).unwrap_or_else(Dir::start);
+        let here = stack
+            .last()
+            .map(|t| t.dir.clone())
+            .unwrap_or_else(Dir::start);
         out.push(here.clone());
         let name = c
             .words
@@ -1312,14 +1342,31 @@ fn directories(r: &Reading) -> Vec<Dir> {
             here.cd(target)
         };
         match stack.last_mut() {
-            Some(top) if top.0 == c.depth && top.1 == c.script => {
-                top.2 = c.span.end;
-                top.3 = next;
+            Some(top) if top.depth == c.depth && top.script == c.script => {
+                top.end = c.span.end;
+                top.dir = next;
             }
-            _ => stack.push((c.depth, c.script, c.span.end, next)),
+            _ => stack.push(CdScope {
+                depth: c.depth,
+                script: c.script,
+                end: c.span.end,
+                balance: 0,
+                dir: next,
+            }),
         }
     }
     out
+}
+
+/// A directory `cd` set, and how far its list has been followed.
+struct CdScope {
+    depth: u8,
+    script: usize,
+    /// The end of the last command of its script seen.
+    end: usize,
+    /// Parentheses opened minus closed since the `cd`.
+    balance: i32,
+    dir: Dir,
 }
 
 /// Resolves file paths against the directory.
