@@ -75,3 +75,24 @@ fn every_prefix_of_the_cases_reduces() {
     }
     assert!(n > 0);
 }
+
+#[test]
+fn hostile_inputs_reduce() {
+    let cases = [
+        "cd a; ".repeat(10_000) + "cat k",
+        "find . ".to_string() + &"-exec a {} \\; ".repeat(4_000),
+        "sudo ".repeat(5_000) + "ls",
+        "eval ".to_string() + &"'eval ".repeat(40) + "ls" + &"'".repeat(40),
+        "xargs ".repeat(3_000) + "rm",
+        "env -S '".to_string() + &"env -S ".repeat(2_000) + "ls'",
+        "(cd x; ".repeat(20) + "cat k" + &")".repeat(20),
+        "git ".to_string() + &"--frob ".repeat(8_000) + "push",
+    ];
+    for input in &cases {
+        let r = reduce::invocations(&shell::read(input));
+        assert!(!r.invocations.is_empty(), "{}", &input[..40]);
+    }
+    // Wrappers nested past the limit are incomplete, not unbounded.
+    let r = reduce::invocations(&shell::read(&cases[2]));
+    assert!(!r.is_complete());
+}

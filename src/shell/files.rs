@@ -897,8 +897,8 @@ pub(crate) fn remote_host(t: &str) -> Option<String> {
 /// The working directory a command runs in, as far as `cd` tells.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Dir {
-    /// Known: relative to a base.
-    Known(PathRef),
+    /// Known: relative to a base (shared: every later command holds it).
+    Known(std::rc::Rc<PathRef>),
     /// Changed to a directory that is not known.
     Unknown,
 }
@@ -906,16 +906,26 @@ pub(crate) enum Dir {
 impl Dir {
     /// The start directory.
     pub(crate) fn start() -> Dir {
-        Dir::Known(PathRef {
+        Dir::known(PathRef {
             base: Base::Cwd,
             path: String::new(),
         })
     }
 
+    /// A known directory; one longer than `PATH_MAX` (4096 bytes) cannot be
+    /// entered, so it is not known.
+    fn known(p: PathRef) -> Dir {
+        if p.path.len() > 4096 {
+            Dir::Unknown
+        } else {
+            Dir::Known(std::rc::Rc::new(p))
+        }
+    }
+
     /// The directory after `cd target`.
     pub(crate) fn cd(&self, target: Option<&Word>) -> Dir {
         let Some(t) = target else {
-            return Dir::Known(PathRef {
+            return Dir::known(PathRef {
                 base: Base::Home,
                 path: String::new(),
             });
@@ -925,12 +935,12 @@ impl Dir {
         }
         if t.kind == WordKind::Dynamic {
             return match expand(t.text()) {
-                Some(p) if p.base != Base::Cwd || self == &Dir::start() => Dir::Known(p),
-                Some(p) => self.join(&p.path).map_or(Dir::Unknown, Dir::Known),
+                Some(p) if p.base != Base::Cwd || self == &Dir::start() => Dir::known(p),
+                Some(p) => self.join(&p.path).map_or(Dir::Unknown, Dir::known),
                 None => Dir::Unknown,
             };
         }
-        self.join(t.text()).map_or(Dir::Unknown, Dir::Known)
+        self.join(t.text()).map_or(Dir::Unknown, Dir::known)
     }
 
     /// A path resolved in this directory; `None` when the directory is not

@@ -1197,9 +1197,29 @@ fn candidates(
     } else {
         vec![assignments]
     };
+    // Skip the shapes that cannot differ from others (no path to reduce,
+    // no assignment to strip, no form).
+    let programs = || {
+        layers
+            .iter()
+            .filter_map(|l| l.own.first())
+            .filter(|w| !w.is_dynamic())
+    };
+    let any_path = programs().any(|w| w.text().contains('/'));
+    let any_system = programs().any(|w| Program::of(Some(w)).system_dir);
+    let allow_bases: &[Basename] = if any_system {
+        &[Basename::No, Basename::System]
+    } else {
+        &[Basename::No]
+    };
+    let deny_bases: &[Basename] = if any_path {
+        &[Basename::No, Basename::All]
+    } else {
+        &[Basename::No]
+    };
     for a in &assign_allow {
         for from in 0..=transparent {
-            for b in [Basename::No, Basename::System] {
+            for &b in allow_bases {
                 add(
                     build(
                         layers,
@@ -1233,10 +1253,21 @@ fn candidates(
     }
     // Deny and ask: every combination.
     let none: &[Assignment] = &[];
-    for a in [assignments, none] {
+    let assigns: &[&[Assignment]] = if assignments.is_empty() {
+        &[none]
+    } else {
+        &[assignments, none]
+    };
+    let forms: Vec<Option<&[&Word]>> = [None, form, alt]
+        .into_iter()
+        .enumerate()
+        .filter(|(i, f)| *i == 0 || f.is_some())
+        .map(|(_, f)| f)
+        .collect();
+    for &a in assigns {
         for from in 0..layers.len() {
-            for b in [Basename::No, Basename::All] {
-                for f in [None, form, alt] {
+            for &b in deny_bases {
+                for &f in &forms {
                     add(
                         build(
                             layers,
