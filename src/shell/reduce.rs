@@ -660,7 +660,7 @@ fn wrapper_options(
             }
             break;
         }
-        if t == "--" && !has(wr.flags, "-") {
+        if t == "--" {
             i += 1;
             break;
         }
