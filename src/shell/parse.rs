@@ -48,29 +48,6 @@ enum Kw {
     DBracket,
 }
 
-const KEYWORDS: &[(&[u8], Kw)] = &[
-    (b"if", Kw::If),
-    (b"then", Kw::Then),
-    (b"elif", Kw::Elif),
-    (b"else", Kw::Else),
-    (b"fi", Kw::Fi),
-    (b"while", Kw::While),
-    (b"until", Kw::Until),
-    (b"do", Kw::Do),
-    (b"done", Kw::Done),
-    (b"for", Kw::For),
-    (b"select", Kw::Select),
-    (b"case", Kw::Case),
-    (b"esac", Kw::Esac),
-    (b"in", Kw::In),
-    (b"{", Kw::LBrace),
-    (b"}", Kw::RBrace),
-    (b"!", Kw::Bang),
-    (b"function", Kw::Function),
-    (b"coproc", Kw::Coproc),
-    (b"[[", Kw::DBracket),
-];
-
 fn is_meta(b: u8) -> bool {
     matches!(
         b,
@@ -114,6 +91,8 @@ struct State {
     /// Here-documents whose bodies are being read, last first.
     active: Vec<PendingHereDoc>,
     feeds: Vec<PipeFeed>,
+    /// Words of the simple commands being read (a stack).
+    words: Vec<Word>,
     abort: bool,
 }
 
@@ -187,6 +166,7 @@ pub(super) fn read(command: &str) -> Reading {
         heredocs: Vec::new(),
         active: Vec::new(),
         feeds: Vec::new(),
+        words: Vec::new(),
         abort: false,
     };
     if too_long {
@@ -379,7 +359,9 @@ fn program_base(c: &Command) -> Option<&str> {
 }
 
 fn is_shell(c: &Command) -> bool {
-    program_base(c).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
+    // Every shell's name ends in `h`: a cheap first test.
+    c.words.first().is_some_and(|w| w.text().ends_with('h'))
+        && program_base(c).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
 }
 
 /// A shell with neither `-c` nor a script operand (or with `-s`) reads its
@@ -664,38 +646,35 @@ impl<'s> Parser<'s, '_> {
     /// The reserved word at the cursor, if one stands there as a word.
     fn keyword(&self) -> Option<(Kw, usize)> {
         let rest = self.src.get(self.pos..self.end)?;
-        if !matches!(
-            rest.first(),
-            Some(
-                b'i' | b't'
-                    | b'e'
-                    | b'f'
-                    | b'w'
-                    | b'u'
-                    | b'd'
-                    | b's'
-                    | b'c'
-                    | b'{'
-                    | b'}'
-                    | b'!'
-                    | b'['
-            )
-        ) {
+        // The word at the cursor, if it is short enough to be a keyword.
+        let len = rest.iter().take(9).take_while(|&&b| !is_meta(b)).count();
+        if len == 0 || len > 8 {
             return None;
         }
-        for (text, kw) in KEYWORDS {
-            if rest.starts_with(text) {
-                let after = rest.get(text.len()).copied();
-                let delimited = match after {
-                    None => true,
-                    Some(b) => is_meta(b),
-                };
-                if delimited {
-                    return Some((*kw, text.len()));
-                }
-            }
-        }
-        None
+        let kw = match &rest[..len] {
+            b"if" => Kw::If,
+            b"then" => Kw::Then,
+            b"elif" => Kw::Elif,
+            b"else" => Kw::Else,
+            b"fi" => Kw::Fi,
+            b"while" => Kw::While,
+            b"until" => Kw::Until,
+            b"do" => Kw::Do,
+            b"done" => Kw::Done,
+            b"for" => Kw::For,
+            b"select" => Kw::Select,
+            b"case" => Kw::Case,
+            b"esac" => Kw::Esac,
+            b"in" => Kw::In,
+            b"{" => Kw::LBrace,
+            b"}" => Kw::RBrace,
+            b"!" => Kw::Bang,
+            b"function" => Kw::Function,
+            b"coproc" => Kw::Coproc,
+            b"[[" => Kw::DBracket,
+            _ => return None,
+        };
+        Some((kw, len))
     }
 
     /// The stop token at the cursor, if it is one of `stop`.
@@ -1581,7 +1560,10 @@ impl<'s> Parser<'s, '_> {
     fn simple(&mut self, conn: Connector) -> Option<usize> {
         let start = self.pos;
         let mut end = start;
-        let mut words: Vec<Word> = Vec::new();
+        // Words go on a stack shared with nested commands (a substitution
+        // inside a word reads its own commands meanwhile), then into an
+        // exactly sized vector.
+        let base = self.st.words.len();
         let mut any_brace = false;
         let mut assignments = Vec::new();
         let mut redirections = Vec::new();
@@ -1609,7 +1591,11 @@ impl<'s> Parser<'s, '_> {
             }
             if b == b'(' {
                 // `name() body`
-                if words.len() == 1 && assignments.is_empty() && redirections.is_empty() {
+                if self.st.words.len() == base + 1
+                    && assignments.is_empty()
+                    && redirections.is_empty()
+                {
+                    self.st.words.truncate(base);
                     let at = self.pos;
                     self.skip_paren_pair(at);
                     self.function_body(start);
@@ -1621,16 +1607,17 @@ impl<'s> Parser<'s, '_> {
             }
             let lx = self.lex_word()?;
             end = self.pos;
-            if words.is_empty()
+            if self.st.words.len() == base
                 && let Some(a) = self.assignment(&lx)
             {
                 assignments.push(a);
                 continue;
             }
             let w = self.make_word(&lx);
-            words.push(w);
+            self.st.words.push(w);
             any_brace |= lx.brace && !lx.dynamic;
         }
+        let mut words: Vec<Word> = self.st.words.drain(base..).collect();
         if words.is_empty() && assignments.is_empty() && redirections.is_empty() {
             let at = self.pos;
             self.stop(Reason::EmptyCommand, at..at);
