@@ -829,6 +829,7 @@ impl<'s> Parser<'s, '_> {
             self.pos += n;
             self.skip_blanks();
         }
+        self.time_before_compound();
         let mut prev = self.command(conn);
         loop {
             if self.st.abort {
@@ -857,6 +858,40 @@ impl<'s> Parser<'s, '_> {
                 });
             }
             prev = cur;
+        }
+    }
+
+    /// `time [-p]` before a compound command is bash's keyword timing it:
+    /// skipped. (Before a simple command `time` stays a word, for the
+    /// wrapper pass.)
+    fn time_before_compound(&mut self) {
+        let save = self.pos;
+        if !(self.starts(b"time") && self.peek_at(4).is_some_and(|b| b == b' ' || b == b'\t')) {
+            return;
+        }
+        self.pos += 4;
+        self.skip_blanks();
+        while self.starts(b"-p") && self.peek_at(2).is_none_or(is_meta) {
+            self.pos += 2;
+            self.skip_blanks();
+        }
+        let compound = self.peek() == Some(b'(')
+            || matches!(
+                self.keyword(),
+                Some((
+                    Kw::LBrace
+                        | Kw::If
+                        | Kw::While
+                        | Kw::Until
+                        | Kw::For
+                        | Kw::Case
+                        | Kw::Select
+                        | Kw::DBracket,
+                    _
+                ))
+            );
+        if !compound {
+            self.pos = save;
         }
     }
 
@@ -1601,6 +1636,31 @@ impl<'s> Parser<'s, '_> {
                     self.function_body(start);
                     return None;
                 }
+                // `declare -a x=(…)`: a declaration builtin takes arrays.
+                if let Some(last) = self
+                    .st
+                    .words
+                    .last()
+                    .filter(|_| self.st.words.len() > base + 1)
+                    && last.span.end == self.pos
+                    && last.text().ends_with('=')
+                    && assignment_shaped(last.text())
+                    && self.st.words.get(base).is_some_and(|p| {
+                        matches!(
+                            p.text(),
+                            "declare" | "typeset" | "local" | "export" | "readonly"
+                        )
+                    })
+                {
+                    let from = last.span.start;
+                    self.array(from)?;
+                    end = self.pos;
+                    let w = Word::source(&self.text, from..self.pos, WordKind::Dynamic);
+                    if let Some(slot) = self.st.words.last_mut() {
+                        *slot = w;
+                    }
+                    continue;
+                }
                 let at = self.pos;
                 self.stop(Reason::Unexpected, at..at + 1);
                 return None;
@@ -1735,6 +1795,37 @@ impl<'s> Parser<'s, '_> {
         out
     }
 
+    /// The `(…)` of an array value, at its `(`: its words are read (their
+    /// substitutions run). `None` when reading stopped.
+    fn array(&mut self, start: usize) -> Option<()> {
+        self.pos += 1;
+        loop {
+            self.skip_space();
+            if self.st.abort {
+                return None;
+            }
+            match self.peek() {
+                Some(b')') => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                None => {
+                    let here = self.pos;
+                    self.stop(Reason::Unterminated, start..here);
+                    return None;
+                }
+                Some(b) if is_meta(b) => {
+                    let here = self.pos;
+                    self.stop(Reason::Unexpected, here..here + 1);
+                    return None;
+                }
+                _ => {
+                    self.lex_word()?;
+                }
+            }
+        }
+    }
+
     fn assignment(&mut self, lx: &Lexed) -> Option<Assignment> {
         let src = self.src.get(lx.start..lx.end)?;
         if !src.first().copied().is_some_and(is_name_start) {
@@ -1750,32 +1841,7 @@ impl<'s> Parser<'s, '_> {
         let vstart = lx.start + eq;
         let value = if vstart == lx.end && self.peek() == Some(b'(') {
             // An array `NAME=(…)`: its words are read, the value is dynamic.
-            self.pos += 1;
-            loop {
-                self.skip_space();
-                if self.st.abort {
-                    return None;
-                }
-                match self.peek() {
-                    Some(b')') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    None => {
-                        let here = self.pos;
-                        self.stop(Reason::Unterminated, lx.start..here);
-                        return None;
-                    }
-                    Some(b) if is_meta(b) => {
-                        let here = self.pos;
-                        self.stop(Reason::Unexpected, here..here + 1);
-                        return None;
-                    }
-                    _ => {
-                        self.lex_word()?;
-                    }
-                }
-            }
+            self.array(lx.start)?;
             Word::source(&self.text, vstart..self.pos, WordKind::Dynamic)
         } else {
             let vsrc = &self.src[vstart..lx.end];
@@ -2299,6 +2365,16 @@ impl<'s> Parser<'s, '_> {
         }
         false
     }
+}
+
+/// True for `NAME=…` or `NAME+=…`.
+fn assignment_shaped(s: &str) -> bool {
+    let b = s.as_bytes();
+    if !b.first().copied().is_some_and(is_name_start) {
+        return false;
+    }
+    let n = b.iter().take_while(|&&c| is_name(c)).count();
+    matches!(b.get(n..), Some([b'=', ..]) | Some([b'+', b'=', ..]))
 }
 
 /// True for an argument shaped like an assignment whose value has an
