@@ -135,7 +135,10 @@ fn skip_reason(input: &str, r: &Reading) -> Option<&'static str> {
         // With the builtin disabled, bash no longer parses `x=(…)` as an
         // argument of a declaration builtin.
         if c.words.first().is_some_and(|p| {
-            matches!(p.text(), "declare" | "typeset" | "local" | "export" | "readonly")
+            matches!(
+                p.text(),
+                "declare" | "typeset" | "local" | "export" | "readonly"
+            )
         }) && input.contains("=(")
         {
             return Some("array argument of a declaration builtin");
