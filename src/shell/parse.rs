@@ -1705,6 +1705,18 @@ impl<'s> Parser<'s, '_> {
             depth: self.depth,
             conditional: self.cond,
         };
+        // `eval` of dynamic text, `source`/`.` of a file named at run time.
+        if let Some(base) = program_base(&cmd) {
+            let dynamic_input = match base {
+                "eval" => cmd.words[1..].iter().find(|w| w.is_dynamic()),
+                "source" | "." => cmd.words.get(1).filter(|w| w.is_dynamic()),
+                _ => None,
+            };
+            if let Some(w) = dynamic_input {
+                let span = w.span.clone();
+                self.fail(Reason::DynamicScript, span);
+            }
+        }
         let shell_c = if is_shell(&cmd) {
             let (has_c, operand) = shell_mode(&cmd.words);
             if has_c {
