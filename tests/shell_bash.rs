@@ -132,6 +132,17 @@ fn skip_reason(input: &str, r: &Reading) -> Option<&'static str> {
         if in_shell_script(r, c) {
             continue;
         }
+        // With the builtin disabled, bash no longer parses `x=(…)` as an
+        // argument of a declaration builtin.
+        if c.words.first().is_some_and(|p| {
+            matches!(
+                p.text(),
+                "declare" | "typeset" | "local" | "export" | "readonly"
+            )
+        }) && input.contains("=(")
+        {
+            return Some("array argument of a declaration builtin");
+        }
         if c.assignments.iter().any(|a| {
             matches!(
                 a.name.as_str(),

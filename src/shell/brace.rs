@@ -214,10 +214,12 @@ fn sequence(inner: &[u8]) -> Option<Vec<Vec<u8>>> {
                 break;
             }
             let next = if a < b {
-                x.checked_add(step)?
+                x.checked_add(step)
             } else {
-                x.checked_sub(step)?
+                x.checked_sub(step)
             };
+            // A step past the integer range ends the sequence, as in bash.
+            let Some(next) = next else { break };
             if (a < b && next > b) || (a > b && next < b) {
                 break;
             }
@@ -241,7 +243,13 @@ fn sequence(inner: &[u8]) -> Option<Vec<Vec<u8>>> {
             if x == b {
                 break;
             }
-            let next = if a < b { x + step } else { x - step };
+            let next = if a < b {
+                x.checked_add(step)
+            } else {
+                x.checked_sub(step)
+            };
+            // A step past the integer range ends the sequence, as in bash.
+            let Some(next) = next else { break };
             if (a < b && next > b) || (a > b && next < b) {
                 break;
             }

@@ -417,7 +417,8 @@ pub enum Reason {
     MissingTarget,
     /// The program name is dynamic (`$CMD`, `$(…)`, a glob).
     DynamicProgram,
-    /// A shell reads text that is not literal (`sh -c "$X"`, `curl … | sh`).
+    /// A shell reads text that is not literal (`sh -c "$X"`, `curl … | sh`),
+    /// `eval` a dynamic argument, or `source` a file named at run time.
     DynamicScript,
     /// Nesting deeper than [`MAX_DEPTH`].
     TooDeep,

@@ -48,29 +48,6 @@ enum Kw {
     DBracket,
 }
 
-const KEYWORDS: &[(&[u8], Kw)] = &[
-    (b"if", Kw::If),
-    (b"then", Kw::Then),
-    (b"elif", Kw::Elif),
-    (b"else", Kw::Else),
-    (b"fi", Kw::Fi),
-    (b"while", Kw::While),
-    (b"until", Kw::Until),
-    (b"do", Kw::Do),
-    (b"done", Kw::Done),
-    (b"for", Kw::For),
-    (b"select", Kw::Select),
-    (b"case", Kw::Case),
-    (b"esac", Kw::Esac),
-    (b"in", Kw::In),
-    (b"{", Kw::LBrace),
-    (b"}", Kw::RBrace),
-    (b"!", Kw::Bang),
-    (b"function", Kw::Function),
-    (b"coproc", Kw::Coproc),
-    (b"[[", Kw::DBracket),
-];
-
 fn is_meta(b: u8) -> bool {
     matches!(
         b,
@@ -114,6 +91,8 @@ struct State {
     /// Here-documents whose bodies are being read, last first.
     active: Vec<PendingHereDoc>,
     feeds: Vec<PipeFeed>,
+    /// Words of the simple commands being read (a stack).
+    words: Vec<Word>,
     abort: bool,
 }
 
@@ -187,6 +166,7 @@ pub(super) fn read(command: &str) -> Reading {
         heredocs: Vec::new(),
         active: Vec::new(),
         feeds: Vec::new(),
+        words: Vec::new(),
         abort: false,
     };
     if too_long {
@@ -379,7 +359,9 @@ fn program_base(c: &Command) -> Option<&str> {
 }
 
 fn is_shell(c: &Command) -> bool {
-    program_base(c).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
+    // Every shell's name ends in `h`: a cheap first test.
+    c.words.first().is_some_and(|w| w.text().ends_with('h'))
+        && program_base(c).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
 }
 
 /// A shell with neither `-c` nor a script operand (or with `-s`) reads its
@@ -664,38 +646,35 @@ impl<'s> Parser<'s, '_> {
     /// The reserved word at the cursor, if one stands there as a word.
     fn keyword(&self) -> Option<(Kw, usize)> {
         let rest = self.src.get(self.pos..self.end)?;
-        if !matches!(
-            rest.first(),
-            Some(
-                b'i' | b't'
-                    | b'e'
-                    | b'f'
-                    | b'w'
-                    | b'u'
-                    | b'd'
-                    | b's'
-                    | b'c'
-                    | b'{'
-                    | b'}'
-                    | b'!'
-                    | b'['
-            )
-        ) {
+        // The word at the cursor, if it is short enough to be a keyword.
+        let len = rest.iter().take(9).take_while(|&&b| !is_meta(b)).count();
+        if len == 0 || len > 8 {
             return None;
         }
-        for (text, kw) in KEYWORDS {
-            if rest.starts_with(text) {
-                let after = rest.get(text.len()).copied();
-                let delimited = match after {
-                    None => true,
-                    Some(b) => is_meta(b),
-                };
-                if delimited {
-                    return Some((*kw, text.len()));
-                }
-            }
-        }
-        None
+        let kw = match &rest[..len] {
+            b"if" => Kw::If,
+            b"then" => Kw::Then,
+            b"elif" => Kw::Elif,
+            b"else" => Kw::Else,
+            b"fi" => Kw::Fi,
+            b"while" => Kw::While,
+            b"until" => Kw::Until,
+            b"do" => Kw::Do,
+            b"done" => Kw::Done,
+            b"for" => Kw::For,
+            b"select" => Kw::Select,
+            b"case" => Kw::Case,
+            b"esac" => Kw::Esac,
+            b"in" => Kw::In,
+            b"{" => Kw::LBrace,
+            b"}" => Kw::RBrace,
+            b"!" => Kw::Bang,
+            b"function" => Kw::Function,
+            b"coproc" => Kw::Coproc,
+            b"[[" => Kw::DBracket,
+            _ => return None,
+        };
+        Some((kw, len))
     }
 
     /// The stop token at the cursor, if it is one of `stop`.
@@ -850,6 +829,7 @@ impl<'s> Parser<'s, '_> {
             self.pos += n;
             self.skip_blanks();
         }
+        self.time_before_compound();
         let mut prev = self.command(conn);
         loop {
             if self.st.abort {
@@ -878,6 +858,40 @@ impl<'s> Parser<'s, '_> {
                 });
             }
             prev = cur;
+        }
+    }
+
+    /// `time [-p]` before a compound command is bash's keyword timing it:
+    /// skipped. (Before a simple command `time` stays a word, for the
+    /// wrapper pass.)
+    fn time_before_compound(&mut self) {
+        let save = self.pos;
+        if !(self.starts(b"time") && self.peek_at(4).is_some_and(|b| b == b' ' || b == b'\t')) {
+            return;
+        }
+        self.pos += 4;
+        self.skip_blanks();
+        while self.starts(b"-p") && self.peek_at(2).is_none_or(is_meta) {
+            self.pos += 2;
+            self.skip_blanks();
+        }
+        let compound = self.peek() == Some(b'(')
+            || matches!(
+                self.keyword(),
+                Some((
+                    Kw::LBrace
+                        | Kw::If
+                        | Kw::While
+                        | Kw::Until
+                        | Kw::For
+                        | Kw::Case
+                        | Kw::Select
+                        | Kw::DBracket,
+                    _
+                ))
+            );
+        if !compound {
+            self.pos = save;
         }
     }
 
@@ -1581,7 +1595,10 @@ impl<'s> Parser<'s, '_> {
     fn simple(&mut self, conn: Connector) -> Option<usize> {
         let start = self.pos;
         let mut end = start;
-        let mut words: Vec<Word> = Vec::new();
+        // Words go on a stack shared with nested commands (a substitution
+        // inside a word reads its own commands meanwhile), then into an
+        // exactly sized vector.
+        let base = self.st.words.len();
         let mut any_brace = false;
         let mut assignments = Vec::new();
         let mut redirections = Vec::new();
@@ -1609,11 +1626,40 @@ impl<'s> Parser<'s, '_> {
             }
             if b == b'(' {
                 // `name() body`
-                if words.len() == 1 && assignments.is_empty() && redirections.is_empty() {
+                if self.st.words.len() == base + 1
+                    && assignments.is_empty()
+                    && redirections.is_empty()
+                {
+                    self.st.words.truncate(base);
                     let at = self.pos;
                     self.skip_paren_pair(at);
                     self.function_body(start);
                     return None;
+                }
+                // `declare -a x=(…)`: a declaration builtin takes arrays.
+                if let Some(last) = self
+                    .st
+                    .words
+                    .last()
+                    .filter(|_| self.st.words.len() > base + 1)
+                    && last.span.end == self.pos
+                    && last.text().ends_with('=')
+                    && assignment_shaped(last.text())
+                    && self.st.words.get(base).is_some_and(|p| {
+                        matches!(
+                            p.text(),
+                            "declare" | "typeset" | "local" | "export" | "readonly"
+                        )
+                    })
+                {
+                    let from = last.span.start;
+                    self.array(from)?;
+                    end = self.pos;
+                    let w = Word::source(&self.text, from..self.pos, WordKind::Dynamic);
+                    if let Some(slot) = self.st.words.last_mut() {
+                        *slot = w;
+                    }
+                    continue;
                 }
                 let at = self.pos;
                 self.stop(Reason::Unexpected, at..at + 1);
@@ -1621,16 +1667,17 @@ impl<'s> Parser<'s, '_> {
             }
             let lx = self.lex_word()?;
             end = self.pos;
-            if words.is_empty()
+            if self.st.words.len() == base
                 && let Some(a) = self.assignment(&lx)
             {
                 assignments.push(a);
                 continue;
             }
             let w = self.make_word(&lx);
-            words.push(w);
+            self.st.words.push(w);
             any_brace |= lx.brace && !lx.dynamic;
         }
+        let mut words: Vec<Word> = self.st.words.drain(base..).collect();
         if words.is_empty() && assignments.is_empty() && redirections.is_empty() {
             let at = self.pos;
             self.stop(Reason::EmptyCommand, at..at);
@@ -1658,6 +1705,18 @@ impl<'s> Parser<'s, '_> {
             depth: self.depth,
             conditional: self.cond,
         };
+        // `eval` of dynamic text, `source`/`.` of a file named at run time.
+        if let Some(base) = program_base(&cmd) {
+            let dynamic_input = match base {
+                "eval" => cmd.words[1..].iter().find(|w| w.is_dynamic()),
+                "source" | "." => cmd.words.get(1).filter(|w| w.is_dynamic()),
+                _ => None,
+            };
+            if let Some(w) = dynamic_input {
+                let span = w.span.clone();
+                self.fail(Reason::DynamicScript, span);
+            }
+        }
         let shell_c = if is_shell(&cmd) {
             let (has_c, operand) = shell_mode(&cmd.words);
             if has_c {
@@ -1748,6 +1807,37 @@ impl<'s> Parser<'s, '_> {
         out
     }
 
+    /// The `(…)` of an array value, at its `(`: its words are read (their
+    /// substitutions run). `None` when reading stopped.
+    fn array(&mut self, start: usize) -> Option<()> {
+        self.pos += 1;
+        loop {
+            self.skip_space();
+            if self.st.abort {
+                return None;
+            }
+            match self.peek() {
+                Some(b')') => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                None => {
+                    let here = self.pos;
+                    self.stop(Reason::Unterminated, start..here);
+                    return None;
+                }
+                Some(b) if is_meta(b) => {
+                    let here = self.pos;
+                    self.stop(Reason::Unexpected, here..here + 1);
+                    return None;
+                }
+                _ => {
+                    self.lex_word()?;
+                }
+            }
+        }
+    }
+
     fn assignment(&mut self, lx: &Lexed) -> Option<Assignment> {
         let src = self.src.get(lx.start..lx.end)?;
         if !src.first().copied().is_some_and(is_name_start) {
@@ -1763,32 +1853,7 @@ impl<'s> Parser<'s, '_> {
         let vstart = lx.start + eq;
         let value = if vstart == lx.end && self.peek() == Some(b'(') {
             // An array `NAME=(…)`: its words are read, the value is dynamic.
-            self.pos += 1;
-            loop {
-                self.skip_space();
-                if self.st.abort {
-                    return None;
-                }
-                match self.peek() {
-                    Some(b')') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    None => {
-                        let here = self.pos;
-                        self.stop(Reason::Unterminated, lx.start..here);
-                        return None;
-                    }
-                    Some(b) if is_meta(b) => {
-                        let here = self.pos;
-                        self.stop(Reason::Unexpected, here..here + 1);
-                        return None;
-                    }
-                    _ => {
-                        self.lex_word()?;
-                    }
-                }
-            }
+            self.array(lx.start)?;
             Word::source(&self.text, vstart..self.pos, WordKind::Dynamic)
         } else {
             let vsrc = &self.src[vstart..lx.end];
@@ -2312,6 +2377,16 @@ impl<'s> Parser<'s, '_> {
         }
         false
     }
+}
+
+/// True for `NAME=…` or `NAME+=…`.
+fn assignment_shaped(s: &str) -> bool {
+    let b = s.as_bytes();
+    if !b.first().copied().is_some_and(is_name_start) {
+        return false;
+    }
+    let n = b.iter().take_while(|&&c| is_name(c)).count();
+    matches!(b.get(n..), Some([b'=', ..]) | Some([b'+', b'=', ..]))
 }
 
 /// True for an argument shaped like an assignment whose value has an
