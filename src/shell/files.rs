@@ -218,6 +218,8 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
     let mut leading = p.leading;
     let mut recursive = p.always_recursive;
     let mut in_place = false;
+    // The option as written (`-i`, `-i.bak`, `-pi`, `--in-place`).
+    let mut in_place_word = String::new();
     let mut target_dir = false;
     let mut operands: Vec<&Word> = Vec::new();
     let mut end = false;
@@ -287,6 +289,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             }
             if has(p.in_place, name) {
                 in_place = true;
+                in_place_word = t.to_string();
                 continue;
             }
             if has(p.reads2, name) || has(p.value2, name) {
@@ -331,6 +334,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             if has(p.in_place, &o) {
                 // `sed -i.bak`, `perl -pi.orig`: the rest is a suffix.
                 in_place = true;
+                in_place_word = t.to_string();
                 if base != "perl" || !rest.starts_with('e') {
                     break;
                 }
@@ -381,7 +385,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
     }
     let files: Vec<&Word> = files.collect();
     if in_place {
-        found.exec(if base == "perl" { "-i" } else { "--in-place" });
+        found.exec(&in_place_word);
         for w in &files {
             found.file(w, Access::Edit, recursive, Via::Operand);
         }

@@ -215,9 +215,10 @@ pub struct Invocation {
     pub files: Vec<FileUse>,
     /// Hosts it contacts.
     pub hosts: Vec<Host>,
-    /// Options (or script commands) that execute or write beyond its
-    /// operands (SPEC §8.5): allow rules that do not name them do not cover
-    /// it.
+    /// Options that execute or write (SPEC §8.5), as written (`-i.bak`,
+    /// `-exec`, `--pre`), plus `-c KEY` for such `git -c` settings and
+    /// `sed w`, `sed e`, `awk system()`, `awk print >` for script commands:
+    /// allow rules that do not name them do not cover the invocation.
     pub exec: Vec<String>,
     /// Why it is not read completely.
     pub gaps: Vec<Gap>,
