@@ -422,7 +422,7 @@ fn chain(
         }
         layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
         if !p.dynamic && programs::SHELLS.contains(&p.base.as_str()) && nested {
-            script = shell_script(&layer.own, c, &mut layer.found);
+            script = shell_script(&layer.own, c);
         }
         layers.push(layer);
         break;
@@ -868,7 +868,7 @@ fn shell_mode(words: &[Word]) -> (bool, Option<usize>) {
 
 /// The script a wrapped shell runs: `-c`'s, or a here-document or
 /// here-string it reads.
-fn shell_script(words: &[Word], c: &Command, _found: &mut Found) -> Option<Result<String, Gap>> {
+fn shell_script(words: &[Word], c: &Command) -> Option<Result<String, Gap>> {
     let (has_c, operand) = shell_mode(words);
     if has_c {
         return Some(match operand.and_then(|i| words.get(i)) {
