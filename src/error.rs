@@ -13,6 +13,12 @@ use std::fmt;
 pub enum ErrorKind {
     /// A rule string (or a tuff rule) that does not parse.
     Rule,
+    /// A rule that parses but that toolgate does not match: a
+    /// `Tool(param:value)` rule on a primary field (`Bash(command:rm *)`),
+    /// or a form an allow list may not hold (a field rule, a tool-name glob
+    /// without a literal `mcp__<server>__` in front). Loaders warn and
+    /// ignore such a rule instead of failing.
+    Unsupported,
     /// A tool call (or a `match-rules` case) that is malformed.
     Call,
     /// A policy file that cannot be read or does not parse as a whole.
@@ -61,6 +67,14 @@ impl Error {
         let mut e = Error::new(ErrorKind::Rule, message);
         e.location.text = Some(text.to_string());
         e.location.column = Some(column);
+        e
+    }
+
+    /// A rule in `text` that parses but cannot be matched (see
+    /// [`ErrorKind::Unsupported`]), pointing at character column `column`.
+    pub fn unsupported(message: impl Into<String>, text: &str, column: usize) -> Error {
+        let mut e = Error::rule(message, text, column);
+        e.kind = ErrorKind::Unsupported;
         e
     }
 

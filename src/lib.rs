@@ -30,6 +30,7 @@
 pub mod compile;
 mod error;
 pub mod eval;
+pub mod paths;
 pub mod reference;
 pub mod rule;
 pub mod shell;
@@ -39,4 +40,38 @@ pub mod shell;
 pub mod cli;
 
 pub use crate::error::{Error, ErrorKind, Location};
+pub use crate::eval::call::ToolCall;
+pub use crate::reference::MatchContext;
 pub use crate::rule::{Dialect, Effect, List, Pattern, Provenance, Rule};
+
+/// Does the rule string `rule` match `call`? The `match-rules` question
+/// (SPEC §10.1) in the `strict` dialect, with no session directory: the
+/// rule is read as a deny rule (the widest reading, SPEC §4.2).
+///
+/// ```
+/// use toolgate::{match_rule, ToolCall};
+/// let call = ToolCall::from_json(&serde_json::json!(
+///     {"tool": "Bash", "input": {"command": "npm run build"}})).unwrap();
+/// assert!(match_rule("Bash(npm run *)", &call).unwrap());
+/// assert!(!match_rule("Bash(npm test)", &call).unwrap());
+/// assert!(match_rule("Bash((ls)", &call).is_err());
+/// ```
+pub fn match_rule(rule: &str, call: &ToolCall) -> Result<bool, Error> {
+    match_rule_with(rule, call, Dialect::Strict, &MatchContext::default())
+}
+
+/// [`match_rule`] in a chosen dialect and context.
+pub fn match_rule_with(
+    rule: &str,
+    call: &ToolCall,
+    dialect: Dialect,
+    ctx: &MatchContext,
+) -> Result<bool, Error> {
+    let rule = rule::claude::parse_rule(
+        rule,
+        Effect::Deny,
+        dialect,
+        Provenance::standalone(List::Deny),
+    )?;
+    reference::match_rule(&rule, call, ctx)
+}

@@ -1,1 +1,511 @@
 //! The reference matcher: deliberately naive, checkable by eye.
+//!
+//! One small hand-written matcher per pattern kind and a loop over rules.
+//! It is the oracle every compiled engine is tested against, so it is
+//! written for clarity, not speed, and it uses no regex (the compiled
+//! engine lowers patterns to regex; an oracle built the same way would
+//! share its mistakes).
+//!
+//! Globs are matched by a dynamic programme over (pattern position, text
+//! position) — quadratic, never exponential. Path patterns try every
+//! leading run of the path's segments, at every start when unanchored.
+//!
+//! # Case folding
+//!
+//! Case-insensitive patterns (PowerShell commands, claude-code deny and ask
+//! paths) compare characters by [`fold_char`]: a character's upper case,
+//! then that character's lower case, where each is a single character;
+//! otherwise the character itself. This agrees with Unicode simple case
+//! folding (what the compiled engine's `(?i)` uses) on ASCII, Latin,
+//! Greek (`Σ σ ς`), Cyrillic, the Kelvin and Ångström signs and `ſ`; the
+//! Turkish dotted and dotless i (`İ`, `ı`) fold only to themselves, as in
+//! simple folding. Rare characters whose full and simple mappings disagree
+//! may differ; the tests pin the cases above.
+
+use crate::error::{Error, ErrorKind};
+use crate::eval::call::ToolCall;
+use crate::paths::{join_lexical, normalize_lexical, relative_to};
+use crate::rule::Rule;
+use crate::rule::claude::canonical_tool;
+use crate::rule::pattern::{
+    Anchor, CommandForm, CommandPattern, DomainLabel, DomainPattern, GlobPiece, PathPattern,
+    Pattern, SegPiece, Segment, ToolMatch,
+};
+use serde_json::{Map, Value};
+use std::path::PathBuf;
+
+/// What `match-rules` knows beyond the rule and the call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MatchContext {
+    /// The session directory (`--cwd DIR`), absolute. Without it, relative
+    /// call paths are relative to an unnamed session directory and
+    /// absolute call paths match only `//` rules (SPEC §13 "Paths").
+    pub cwd: Option<PathBuf>,
+}
+
+impl MatchContext {
+    /// A context without a session directory.
+    pub fn new() -> MatchContext {
+        MatchContext::default()
+    }
+
+    /// A context whose session directory is `cwd` (absolute).
+    pub fn with_cwd(cwd: impl Into<PathBuf>) -> MatchContext {
+        MatchContext {
+            cwd: Some(cwd.into()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Characters
+
+/// The case-folded form of `c` (see the module documentation).
+pub fn fold_char(c: char) -> char {
+    fn single(mut it: impl Iterator<Item = char>) -> Option<char> {
+        let first = it.next()?;
+        if it.next().is_some() {
+            None
+        } else {
+            Some(first)
+        }
+    }
+    // The Turkish i's have no simple case folding.
+    if c == '\u{130}' || c == '\u{131}' {
+        return c;
+    }
+    let upper = single(c.to_uppercase()).unwrap_or(c);
+    single(upper.to_lowercase()).unwrap_or(upper)
+}
+
+/// Whether `a` and `b` are the same character, ignoring case when `ci`.
+fn char_eq(a: char, b: char, ci: bool) -> bool {
+    a == b || (ci && fold_char(a) == fold_char(b))
+}
+
+/// Whether `c` lies in one of `ranges`; ignoring case, whether any of its
+/// case forms does.
+fn in_ranges(c: char, ranges: &[(char, char)], ci: bool) -> bool {
+    let inside = |x: char| ranges.iter().any(|&(lo, hi)| lo <= x && x <= hi);
+    if inside(c) {
+        return true;
+    }
+    if !ci {
+        return false;
+    }
+    let mut forms = vec![fold_char(c)];
+    forms.extend(c.to_lowercase());
+    forms.extend(c.to_uppercase());
+    forms.into_iter().any(inside)
+}
+
+// ---------------------------------------------------------------------------
+// The one glob engine: atoms against characters.
+
+/// One step of a glob.
+enum Atom<'a> {
+    /// This character.
+    Char(char),
+    /// Any one character.
+    One,
+    /// Any run of characters, possibly empty.
+    Any,
+    /// One character in (or, negated, not in) the ranges.
+    Class(bool, &'a [(char, char)]),
+}
+
+/// Whether `atoms` match all of `text`. `done[j]` holds "the atoms after
+/// this one match `text[j..]`"; the atoms are taken from last to first.
+fn atoms_match(atoms: &[Atom<'_>], text: &[char], ci: bool) -> bool {
+    let n = text.len();
+    let mut done = vec![false; n + 1];
+    done[n] = true;
+    for atom in atoms.iter().rev() {
+        let mut here = vec![false; n + 1];
+        for j in (0..=n).rev() {
+            let one = |ok: bool| ok && j < n && done[j + 1];
+            here[j] = match *atom {
+                Atom::Char(c) => one(j < n && char_eq(c, text[j], ci)),
+                Atom::One => one(true),
+                Atom::Class(negated, ranges) => {
+                    one(j < n && in_ranges(text[j], ranges, ci) != negated)
+                }
+                // Empty here, or one character and then still `Any`.
+                Atom::Any => done[j] || (j < n && here[j + 1]),
+            };
+        }
+        done = here;
+    }
+    done[0]
+}
+
+fn glob_atoms(pieces: &[GlobPiece]) -> Vec<Atom<'_>> {
+    let mut atoms = Vec::new();
+    for p in pieces {
+        match p {
+            GlobPiece::Literal(s) => atoms.extend(s.chars().map(Atom::Char)),
+            GlobPiece::Star => atoms.push(Atom::Any),
+            GlobPiece::Question => atoms.push(Atom::One),
+        }
+    }
+    atoms
+}
+
+fn chars(s: &str) -> Vec<char> {
+    s.chars().collect()
+}
+
+/// Whether `text` begins with `prefix` and then has a space (or ends).
+fn prefix_match(prefix: &str, text: &str, ci: bool) -> bool {
+    let p = chars(prefix);
+    let t = chars(text);
+    t.len() >= p.len()
+        && p.iter().zip(&t).all(|(&a, &b)| char_eq(a, b, ci))
+        && (t.len() == p.len() || t[p.len()] == ' ')
+}
+
+/// Whether `text` matches a command form (SPEC §3.1), ignoring case when
+/// `ci`.
+fn form_matches(form: &CommandForm, text: &str, ci: bool) -> bool {
+    match form {
+        CommandForm::Exact(s) => {
+            let (a, b) = (chars(s), chars(text));
+            a.len() == b.len() && a.iter().zip(&b).all(|(&x, &y)| char_eq(x, y, ci))
+        }
+        CommandForm::Prefix(p) => prefix_match(p, text, ci),
+        CommandForm::Glob(pieces) => atoms_match(&glob_atoms(pieces), &chars(text), ci),
+        CommandForm::PrefixGlob(pieces) => {
+            let text = chars(text);
+            let mut atoms = glob_atoms(pieces);
+            if atoms_match(&atoms, &text, ci) {
+                return true;
+            }
+            atoms.push(Atom::Char(' '));
+            atoms.push(Atom::Any);
+            atoms_match(&atoms, &text, ci)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Haystack-level matchers
+
+/// Whether a command text matches a command pattern (SPEC §3.1): the whole
+/// text, as given.
+pub fn command_matches(p: &CommandPattern, text: &str) -> bool {
+    form_matches(&p.form, text, p.case_insensitive)
+}
+
+/// Whether a path matches a path pattern (SPEC §4.2). `rel` is normalised
+/// and relative to the pattern's anchor directory: segments joined by `/`,
+/// no leading `/`, no `.` or `..` segments. The anchor directory itself
+/// (an empty `rel`) matches nothing.
+pub fn path_matches(p: &PathPattern, rel: &str) -> bool {
+    if rel.is_empty() {
+        return false;
+    }
+    let segs: Vec<&str> = rel.split('/').collect();
+    let starts = if p.anchored { 1 } else { segs.len() };
+    for start in 0..starts {
+        // Some leading run of the path from `start` matches: a pattern that
+        // matches a directory covers everything in it.
+        for end in start + 1..=segs.len() {
+            if segments_match(&p.segments, &segs[start..end], p.case_insensitive) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Whether pattern segments match exactly these path segments.
+fn segments_match(pat: &[Segment], segs: &[&str], ci: bool) -> bool {
+    match pat.split_first() {
+        None => segs.is_empty(),
+        Some((Segment::DoubleStar, rest)) => {
+            // Zero or more segments; as the last, one or more.
+            let least = if rest.is_empty() { 1 } else { 0 };
+            (least..=segs.len()).any(|k| segments_match(rest, &segs[k..], ci))
+        }
+        Some((Segment::Pieces(pieces), rest)) => match segs.split_first() {
+            Some((first, others)) => {
+                segment_matches(pieces, first, ci) && segments_match(rest, others, ci)
+            }
+            None => false,
+        },
+    }
+}
+
+/// Whether one path segment matches one pattern segment.
+fn segment_matches(pieces: &[SegPiece], seg: &str, ci: bool) -> bool {
+    let mut atoms = Vec::new();
+    for p in pieces {
+        match p {
+            SegPiece::Literal(s) => atoms.extend(s.chars().map(Atom::Char)),
+            SegPiece::Star => atoms.push(Atom::Any),
+            SegPiece::Question => atoms.push(Atom::One),
+            SegPiece::Class { negated, ranges } => atoms.push(Atom::Class(*negated, ranges)),
+        }
+    }
+    atoms_match(&atoms, &chars(seg), ci)
+}
+
+/// Whether a host matches a domain pattern (SPEC §5). `host` is ASCII
+/// lower case, IDNs in punycode, a trailing `.` stripped.
+pub fn domain_matches(p: &DomainPattern, host: &str) -> bool {
+    match p {
+        DomainPattern::Any => true,
+        DomainPattern::Host { subdomains, labels } => {
+            let hl: Vec<&str> = host.split('.').collect();
+            let skip = if *subdomains {
+                // One or more labels in front: never the apex.
+                if hl.len() <= labels.len() {
+                    return false;
+                }
+                hl.len() - labels.len()
+            } else {
+                if hl.len() != labels.len() {
+                    return false;
+                }
+                0
+            };
+            labels.iter().zip(&hl[skip..]).all(|(l, h)| match l {
+                DomainLabel::Literal(s) => s.eq_ignore_ascii_case(h),
+                DomainLabel::Star => !h.is_empty(),
+            })
+        }
+    }
+}
+
+/// Whether a tool name matches a rule's tool part (SPEC §6). `Task` is
+/// read as `Agent`. Which *other* tools a rule covers is
+/// [`Rule::governs`]'s business.
+pub fn tool_matches(t: &ToolMatch, tool: &str) -> bool {
+    let tool = canonical_tool(tool);
+    match t {
+        ToolMatch::Name(n) => n == tool,
+        ToolMatch::McpServer(s) => {
+            let base = format!("mcp__{s}");
+            tool == base || tool.starts_with(&format!("{base}__"))
+        }
+        ToolMatch::Glob(pieces) => atoms_match(&glob_atoms(pieces), &chars(tool), false),
+    }
+}
+
+/// Whether a top-level scalar input field matches a form: strings as they
+/// are, numbers and booleans as their JSON text; a missing, `null` or
+/// non-scalar field never matches.
+pub fn field_matches(field: &str, form: &CommandForm, input: &Map<String, Value>) -> bool {
+    let text = match input.get(field) {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        Some(Value::Bool(b)) => b.to_string(),
+        _ => return false,
+    };
+    form_matches(form, &text, false)
+}
+
+// ---------------------------------------------------------------------------
+// Call level: the match-rules semantics
+
+fn call_error(message: String) -> Error {
+    Error::new(ErrorKind::Call, message)
+}
+
+/// Does `rule` match `call`? The `match-rules` semantics (SPEC §10.1,
+/// §4.1 last paragraph, §13 "Paths … In match-rules"):
+///
+/// - a rule that does not govern the call's tool does not match;
+/// - command rules see the raw `command`, as given (no shell reading);
+/// - path rules see the call's `file_path`/`path`/`notebook_path` (for
+///   `Glob`, `Grep` and `LSP` without one, the session directory): `.` and
+///   `..` collapsed; a relative path is relative to the session directory
+///   and, when it climbs out, matches no relative rule; an absolute path
+///   matches `//` rules, and relative rules only when `ctx.cwd` is given
+///   and the path lies under it; `~` is the literal segment `~` on both
+///   sides; `/x` rules are anchored at the session directory;
+/// - domain rules see the host of `url`; a URL that does not parse or has
+///   no host is an error;
+/// - a field the rule needs that is missing or not a string is an error
+///   (kind [`ErrorKind::Call`]).
+pub fn match_rule(rule: &Rule, call: &ToolCall, ctx: &MatchContext) -> Result<bool, Error> {
+    if !rule.governs(&call.tool) {
+        return Ok(false);
+    }
+    match &rule.pattern {
+        Pattern::Any => Ok(true),
+        Pattern::Opaque(_) => Ok(false),
+        Pattern::Command(p) => match call.command() {
+            Some(text) => Ok(command_matches(p, text)),
+            None => Err(call_error(format!(
+                "a {} call needs a string command for rule {}",
+                call.tool, rule.text
+            ))),
+        },
+        Pattern::Field { field, form } => Ok(field_matches(field, form, &call.input)),
+        Pattern::Domain(p) => {
+            let Some(url) = call.url() else {
+                return Err(call_error(format!(
+                    "a {} call needs a string url for rule {}",
+                    call.tool, rule.text
+                )));
+            };
+            Ok(domain_matches(p, &host_of(url)?))
+        }
+        Pattern::Path(p) => {
+            let path = match call.path() {
+                Some(path) => path,
+                None if matches!(call.tool.as_str(), "Glob" | "Grep" | "LSP") => ".",
+                None => {
+                    return Err(call_error(format!(
+                        "a {} call needs a string file_path (or path) for rule {}",
+                        call.tool, rule.text
+                    )));
+                }
+            };
+            path_rule_matches(p, path, ctx)
+        }
+        Pattern::Tokens(_) => Err(call_error(format!(
+            "rule {} is a command token rule, which needs a shell reading",
+            rule.text
+        ))),
+    }
+}
+
+/// The host of a URL as domain rules see it: ASCII lower case, IDNs in
+/// punycode (the WHATWG parser of the `url` crate), trailing `.` stripped.
+pub fn host_of(url: &str) -> Result<String, Error> {
+    let parsed =
+        url::Url::parse(url).map_err(|e| call_error(format!("url {url:?} does not parse: {e}")))?;
+    let host = match parsed.host() {
+        Some(url::Host::Domain(d)) => d.to_ascii_lowercase(),
+        Some(url::Host::Ipv4(a)) => a.to_string(),
+        Some(url::Host::Ipv6(a)) => format!("[{a}]"),
+        None => return Err(call_error(format!("url {url:?} has no host"))),
+    };
+    let host = host.strip_suffix('.').unwrap_or(&host).to_string();
+    if host.is_empty() {
+        return Err(call_error(format!("url {url:?} has no host")));
+    }
+    Ok(host)
+}
+
+/// A path rule against a call path, in `match-rules` (see [`match_rule`]).
+fn path_rule_matches(p: &PathPattern, path: &str, ctx: &MatchContext) -> Result<bool, Error> {
+    let cwd = match &ctx.cwd {
+        None => None,
+        Some(d) => match d.to_str() {
+            Some(s) if s.starts_with('/') => Some(s),
+            _ => {
+                return Err(call_error(format!(
+                    "the session directory {} is not an absolute UTF-8 path",
+                    d.display()
+                )));
+            }
+        },
+    };
+    // The path as an absolute path (when it can be one) and relative to
+    // the session directory (when it lies inside it).
+    let (abs, rel) = if path.starts_with('/') {
+        let abs = normalize_lexical(path);
+        let rel = match (&abs, cwd) {
+            (Some(a), Some(d)) => relative_to(a, d),
+            _ => None,
+        };
+        (abs, rel)
+    } else {
+        (
+            cwd.and_then(|d| join_lexical(d, path)),
+            normalize_lexical(path),
+        )
+    };
+    Ok(match p.anchor {
+        Anchor::Root => abs.is_some_and(|a| path_matches(p, a.trim_start_matches('/'))),
+        Anchor::Home => rel.is_some_and(|r| match r.split_once('/') {
+            Some(("~", rest)) => path_matches(p, rest),
+            _ => false,
+        }),
+        Anchor::Source | Anchor::Project => rel.is_some_and(|r| path_matches(p, &r)),
+    })
+}
+
+/// The indices of the rules that match `call`, in order: the loop over
+/// rules every engine is compared with.
+pub fn matching_rules(
+    rules: &[Rule],
+    call: &ToolCall,
+    ctx: &MatchContext,
+) -> Result<Vec<usize>, Error> {
+    let mut out = Vec::new();
+    for (i, rule) in rules.iter().enumerate() {
+        if match_rule(rule, call, ctx)? {
+            out.push(i);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folding() {
+        let same = [
+            ('a', 'A'),
+            ('z', 'Z'),
+            ('é', 'É'),
+            ('ß', 'ẞ'),
+            ('σ', 'Σ'),
+            ('ς', 'Σ'),
+            ('ς', 'σ'),
+            ('k', '\u{212A}'),
+            ('å', '\u{212B}'),
+            ('s', 'ſ'),
+            ('ж', 'Ж'),
+            ('ǆ', 'ǅ'),
+            ('ǅ', 'Ǆ'),
+        ];
+        for (a, b) in same {
+            assert!(char_eq(a, b, true), "{a} {b}");
+            assert!(!char_eq(a, b, false), "{a} {b} case-sensitive");
+        }
+        let differ = [
+            ('i', 'ı'),
+            ('I', 'İ'),
+            ('i', 'İ'),
+            ('a', 'b'),
+            ('1', '!'),
+            ('ß', 's'),
+        ];
+        for (a, b) in differ {
+            assert!(!char_eq(a, b, true), "{a} {b}");
+        }
+    }
+
+    #[test]
+    fn globs() {
+        let g = |pieces: Vec<GlobPiece>, text: &str| {
+            atoms_match(&glob_atoms(&pieces), &chars(text), false)
+        };
+        use GlobPiece::*;
+        let lit = |s: &str| Literal(s.to_string());
+        assert!(g(vec![lit("npm run "), Star], "npm run build"));
+        assert!(!g(vec![lit("npm run "), Star], "npmrun"));
+        assert!(g(vec![lit("npm"), Star], "npm"));
+        assert!(g(vec![Star], ""));
+        assert!(g(vec![Star, lit(" install")], "npm install"));
+        assert!(!g(vec![Star, lit(" install")], "install"));
+        assert!(g(vec![lit("a"), Question, lit("c")], "abc"));
+        assert!(!g(vec![lit("a"), Question, lit("c")], "ac"));
+        assert!(g(
+            vec![lit("git "), Star, lit(" main")],
+            "git push origin main"
+        ));
+        assert!(!g(vec![lit("git "), Star, lit(" main")], "git main"));
+        assert!(g(vec![lit("x"), Star], "x\ny"));
+        // Many stars stay fast (quadratic).
+        let many: Vec<GlobPiece> = (0..200).flat_map(|_| [lit("a"), Star]).collect();
+        assert!(!g(many, &"a".repeat(150)));
+    }
+}

@@ -1,1 +1,3 @@
 //! Stage 3: from a tool call to a decision.
+
+pub mod call;

@@ -165,3 +165,61 @@ pub struct Rule {
     /// A tuff rule's `reason`.
     pub reason: Option<String>,
 }
+
+/// The tools whose calls a `Read(spec)` rule governs in `claude-code`.
+pub const READ_TOOLS: &[&str] = &["Read", "Glob", "Grep", "LSP", "NotebookRead"];
+
+/// The tools whose calls an `Edit(spec)` rule governs in `claude-code`.
+pub const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
+
+/// The tools whose calls a `Bash(spec)` rule governs in `claude-code`.
+pub const COMMAND_TOOLS: &[&str] = &["Bash", "Monitor"];
+
+impl Rule {
+    /// Whether this rule governs calls of `call_tool` (SPEC §2 table, §13
+    /// "Which calls a rule governs"). `Task` is read as `Agent`.
+    ///
+    /// - A bare rule (`Tool`, `Tool()`, `Tool(*)`) governs its own tool only.
+    /// - `strict`: a rule governs its own tool only.
+    /// - `claude-code` (and `tuff`): `Bash(spec)` also governs `Monitor`,
+    ///   `Read(spec)` the read tools ([`READ_TOOLS`]), `Edit(spec)` the edit
+    ///   tools ([`EDIT_TOOLS`]); field rules (`Tool(param:value)`) govern
+    ///   their own tool only. (`Write(spec)` and the like are
+    ///   [`Pattern::Opaque`] there: governed, never matched.)
+    /// - MCP server rules and tool-name globs govern the names they match.
+    ///
+    /// ```
+    /// use toolgate::rule::claude::parse_rule;
+    /// use toolgate::{Dialect, Effect, List, Provenance};
+    ///
+    /// let p = Provenance::standalone(List::Deny);
+    /// let r = parse_rule("Read(.env)", Effect::Deny, Dialect::ClaudeCode, p.clone()).unwrap();
+    /// assert!(r.governs("Grep"));
+    /// let r = parse_rule("Read(.env)", Effect::Deny, Dialect::Strict, p).unwrap();
+    /// assert!(!r.governs("Grep"));
+    /// ```
+    pub fn governs(&self, call_tool: &str) -> bool {
+        let call_tool = claude::canonical_tool(call_tool);
+        match &self.tool {
+            ToolMatch::Name(name) => {
+                if name == call_tool {
+                    return true;
+                }
+                if self.dialect == Dialect::Strict {
+                    return false;
+                }
+                let family: &[&str] = match (&self.pattern, name.as_str()) {
+                    (Pattern::Any | Pattern::Field { .. }, _) => return false,
+                    (_, "Bash") => COMMAND_TOOLS,
+                    (_, "Read") => READ_TOOLS,
+                    (_, "Edit") => EDIT_TOOLS,
+                    _ => return false,
+                };
+                family.contains(&call_tool)
+            }
+            t @ (ToolMatch::McpServer(_) | ToolMatch::Glob(_)) => {
+                crate::reference::tool_matches(t, call_tool)
+            }
+        }
+    }
+}

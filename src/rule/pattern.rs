@@ -52,6 +52,13 @@ pub enum CommandForm {
     Prefix(String),
     /// A glob anchored at both ends; `*` spans any characters.
     Glob(Vec<GlobPiece>),
+    /// `P:*` in a deny or ask rule whose `P` holds wildcard stars
+    /// (`Bash(rm -rf /*:*)`): text matching the glob `P` itself, or the
+    /// glob `P` followed by a space (U+0020) and anything. The same text in
+    /// an allow rule is read as [`CommandForm::Prefix`] with `P` literal
+    /// (the narrower reading, Claude Code's own). Never built from an
+    /// allow rule.
+    PrefixGlob(Vec<GlobPiece>),
 }
 
 /// What a path rule's pattern is relative to (SPEC §4.1).
