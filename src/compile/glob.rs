@@ -67,6 +67,11 @@ pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
                 if pieces.iter().filter(|x| **x == SegPiece::Star).count() >= 2 {
                     latch = true;
                 }
+                if trailing_star && pieces.is_empty() {
+                    // A last segment of only `*`: some segment is there,
+                    // so at least one byte before the terminating `/`.
+                    re.push_str("(?s-u:.)");
+                }
                 for piece in pieces {
                     push_seg_piece(&mut re, piece);
                 }
@@ -79,8 +84,8 @@ pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
     if inner_double >= 2 {
         latch = true;
     }
-    let multi_segment = segs.len() > 1
-        && !(segs.len() == 2 && segs.last() == Some(&Segment::DoubleStar));
+    let multi_segment =
+        segs.len() > 1 && !(segs.len() == 2 && segs.last() == Some(&Segment::DoubleStar));
     let place = if anchored {
         Place::Fwd
     } else {

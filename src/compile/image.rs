@@ -255,8 +255,12 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
             return Err(image_error("image names a rule id out of range"));
         }
         let src = r.str()?;
-        let s: Slow = super::strategy::build_slow(src, rev, id, cfg)
-            .map_err(|f| image_error(format!("image holds a rule that does not compile: {}", f.message)))?;
+        let s: Slow = super::strategy::build_slow(src, rev, id, cfg).map_err(|f| {
+            image_error(format!(
+                "image holds a rule that does not compile: {}",
+                f.message
+            ))
+        })?;
         slow.push(s);
     }
     Ok(KindMatcher {
@@ -309,7 +313,9 @@ fn unframe<'a>(kind: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8], Error> {
         return Err(image_error("image is truncated or has trailing bytes"));
     }
     if checksum(payload) != sum {
-        return Err(image_error("image checksum does not match: the image is corrupt"));
+        return Err(image_error(
+            "image checksum does not match: the image is corrupt",
+        ));
     }
     Ok(payload)
 }
@@ -417,9 +423,7 @@ impl Policy {
         let mut w = [0u8; 8];
         w.copy_from_slice(r.take(8)?);
         if u64::from_le_bytes(w) != fingerprint(&rules) || r.len()? != rules.len() {
-            return Err(image_error(
-                "image was built from other rules: rebuild it",
-            ));
+            return Err(image_error("image was built from other rules: rebuild it"));
         }
         let n = rules.len() as u32;
         let cfg = Config::new();

@@ -119,7 +119,19 @@ pub(crate) fn lower_command(p: &CommandPattern) -> Vec<Lowered> {
 
 /// Lowers a command or field form (one rule may need two regexes).
 pub(crate) fn lower_form(form: &CommandForm, case_insensitive: bool) -> Vec<Lowered> {
-    vec![lower_form1(form, case_insensitive)]
+    match form {
+        // `P` itself, or `P` followed by a space and anything.
+        CommandForm::PrefixGlob(pieces) => {
+            let mut spaced = pieces.clone();
+            spaced.push(GlobPiece::Literal(" ".to_string()));
+            spaced.push(GlobPiece::Star);
+            vec![
+                lower_glob(pieces, case_insensitive),
+                lower_glob(&spaced, case_insensitive),
+            ]
+        }
+        _ => vec![lower_form1(form, case_insensitive)],
+    }
 }
 
 fn lower_form1(form: &CommandForm, case_insensitive: bool) -> Lowered {
@@ -140,7 +152,9 @@ fn lower_form1(form: &CommandForm, case_insensitive: bool) -> Lowered {
             re.push_str("(?:\\x{20}|$)");
             regex(Place::Fwd, false, re, case_insensitive)
         }
-        CommandForm::Glob(pieces) => lower_glob(pieces, case_insensitive),
+        CommandForm::Glob(pieces) | CommandForm::PrefixGlob(pieces) => {
+            lower_glob(pieces, case_insensitive)
+        }
     }
 }
 

@@ -166,7 +166,11 @@ impl KindMatcher {
             .iter()
             .map(|a| a.dfa.memory_usage() + a.ids.len() * 4)
             .sum();
-        let exact: usize = self.exact.iter().map(|(k, v)| k.len() + v.len() * 4 + 48).sum();
+        let exact: usize = self
+            .exact
+            .iter()
+            .map(|(k, v)| k.len() + v.len() * 4 + 48)
+            .sum();
         autos + exact + self.always.len() * 4 + self.slow.len() * 1024
     }
 

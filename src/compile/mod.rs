@@ -413,10 +413,10 @@ fn route(rules: &[Rule]) -> Routed {
             Pattern::Path(p) => {
                 let key = anchor_key(p.anchor, rule);
                 let l = glob::lower_path(p);
-                if READ_TOOLS.iter().any(|t| governs(rule, t)) {
+                if READ_TOOLS.iter().any(|t| rule.governs(t)) {
                     r.read.push((key.clone(), id, l.clone()));
                 }
-                if EDIT_TOOLS.iter().any(|t| governs(rule, t)) {
+                if EDIT_TOOLS.iter().any(|t| rule.governs(t)) {
                     r.edit.push((key, id, l));
                 }
             }
@@ -575,7 +575,7 @@ impl Policy {
         if let Some(tool) = tool {
             let rules = &self.rules;
             out.ids
-                .retain(|&id| rules.get(id as usize).is_some_and(|r| governs(r, tool)));
+                .retain(|&id| rules.get(id as usize).is_some_and(|r| r.governs(tool)));
         }
     }
 
@@ -638,25 +638,6 @@ impl Policy {
     }
 }
 
-/// Which calls a rule governs (until `Rule::governs` lands).
-fn governs(rule: &Rule, tool: &str) -> bool {
-    let tool = if tool == "Task" { "Agent" } else { tool };
-    match &rule.tool {
-        ToolMatch::Name(n) => {
-            n == tool
-                || (rule.dialect != crate::Dialect::Strict
-                    && !matches!(rule.pattern, Pattern::Any | Pattern::Field { .. })
-                    && match n.as_str() {
-                        "Bash" => tool == "Monitor",
-                        "Read" => READ_TOOLS.contains(&tool),
-                        "Edit" => EDIT_TOOLS.contains(&tool),
-                        _ => false,
-                    })
-        }
-        _ => true,
-    }
-}
-
 fn quote(rules: &[Rule], id: u32) -> String {
     rules
         .get(id as usize)
@@ -681,7 +662,10 @@ fn single_hit(m: &KindMatcher, hay: &[u8]) -> bool {
 
 /// Whether `text` matches a command pattern, by the compiled engine.
 pub fn command_matches(p: &crate::rule::CommandPattern, text: &str) -> Result<bool, Error> {
-    Ok(single_hit(&single(lower::lower_command(p), None)?, text.as_bytes()))
+    Ok(single_hit(
+        &single(lower::lower_command(p), None)?,
+        text.as_bytes(),
+    ))
 }
 
 /// Whether a normalised path relative to the pattern's anchor directory
@@ -709,10 +693,16 @@ pub fn domain_matches(p: &crate::rule::DomainPattern, host: &str) -> Result<bool
 /// (`Task` is read as `Agent`).
 pub fn tool_matches(t: &ToolMatch, tool: &str) -> Result<bool, Error> {
     let tool = if tool == "Task" { "Agent" } else { tool };
-    Ok(single_hit(&single(vec![lower::lower_tool(t)], None)?, tool.as_bytes()))
+    Ok(single_hit(
+        &single(vec![lower::lower_tool(t)], None)?,
+        tool.as_bytes(),
+    ))
 }
 
 /// Whether a field's text matches a form, by the compiled engine.
 pub fn form_matches(form: &CommandForm, text: &str) -> Result<bool, Error> {
-    Ok(single_hit(&single(lower::lower_form(form, false), None)?, text.as_bytes()))
+    Ok(single_hit(
+        &single(lower::lower_form(form, false), None)?,
+        text.as_bytes(),
+    ))
 }

@@ -33,6 +33,8 @@ fn syntax_config() -> syntax::Config {
     syntax::Config::new().utf8(false).unicode(true)
 }
 
+// The error is regex-automata's own, returned once per build attempt.
+#[allow(clippy::result_large_err)]
 fn build_dfa(
     res: &[&str],
     rev: bool,
@@ -202,6 +204,7 @@ pub(crate) fn build(
         }
     }
     // Walk literal-led automata first: they die earliest.
-    m.autos.sort_by_key(|a| (a.rev, std::cmp::Reverse(a.ids.len())));
+    m.autos
+        .sort_by_key(|a| (a.rev, std::cmp::Reverse(a.ids.len())));
     Ok(m)
 }
