@@ -23,15 +23,10 @@ pub fn run(args: Args) -> ExitCode {
         return ExitCode::from(2);
     };
     let reading = shell::read(&cmd);
+    let reduction = shell::reduce::invocations(&reading);
     if args.json {
-        // The reading's own shape plus `complete`, for convenience.
-        let json = serde_json::to_value(&reading).map(|mut v| {
-            if let Some(map) = v.as_object_mut() {
-                map.insert("complete".into(), reading.is_complete().into());
-            }
-            v
-        });
-        match json.and_then(|v| serde_json::to_string_pretty(&v)) {
+        let both = serde_json::json!({ "reading": &reading, "reduction": &reduction });
+        match serde_json::to_string_pretty(&both) {
             Ok(s) => println!("{s}"),
             Err(e) => {
                 eprintln!("toolgate: cannot write the reading as json: {e}");
@@ -40,6 +35,7 @@ pub fn run(args: Args) -> ExitCode {
         }
     } else {
         print!("{}", render(&reading));
+        print!("{}", render_reduction(&reduction));
     }
     ExitCode::SUCCESS
 }
@@ -105,6 +101,100 @@ pub fn render(r: &Reading) -> String {
             }
             out.push_str(")\n");
         }
+    }
+    out
+}
+
+/// The invocations for a person: wrappers, the subcommand form,
+/// candidates, files, hosts, executing options and gaps (SPEC §8.2–§8.5).
+pub fn render_reduction(r: &shell::reduce::Reduction) -> String {
+    use shell::reduce::Role;
+    let mut out = String::new();
+    if r.invocations.is_empty() {
+        return out;
+    }
+    out.push_str("invocations:\n");
+    for (i, inv) in r.invocations.iter().enumerate() {
+        let indent = "  ".repeat(inv.depth as usize);
+        let role = match inv.role {
+            Role::Command => "runs",
+            Role::Wrapper => "wrapper",
+            Role::NoProgram => "no program",
+        };
+        let _ = write!(out, "{:>3}. {indent}{role}: {inv}", i + 1);
+        let mut notes = Vec::new();
+        if let Some(p) = inv.parent {
+            notes.push(format!("in {}", p + 1));
+        }
+        if inv.reading > 0 {
+            notes.push(format!("script {}", inv.reading));
+        }
+        if inv.program.written != inv.program.base {
+            notes.push(format!(
+                "program {}{}",
+                inv.program.base,
+                if inv.program.system_dir {
+                    ", system dir"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if !notes.is_empty() {
+            let _ = write!(out, "    ({})", notes.join(", "));
+        }
+        out.push('\n');
+        let pad = format!("     {indent}  ");
+        if let Some(s) = &inv.subcommand {
+            let _ = writeln!(out, "{pad}subcommand: {s}");
+        }
+        if let Some(f) = &inv.form {
+            let _ = writeln!(out, "{pad}form: {f}");
+        }
+        for c in &inv.candidates {
+            let who = if c.for_allow {
+                "allow+deny"
+            } else {
+                "deny/ask  "
+            };
+            let _ = writeln!(out, "{pad}{who} {}", c.text);
+        }
+        for f in &inv.files {
+            let access = match f.access {
+                shell::files::Access::Read => "read",
+                shell::files::Access::Edit => "edit",
+            };
+            let _ = write!(out, "{pad}{access}: {}", f.text);
+            if let Some(p) = &f.path {
+                if p.to_string() != f.text {
+                    let _ = write!(out, " = {p}");
+                }
+            }
+            if let Some(p) = &f.expanded {
+                let _ = write!(out, " (deny/ask: {p})");
+            }
+            if f.recursive {
+                out.push_str(" (recursive)");
+            }
+            out.push('\n');
+        }
+        for h in &inv.hosts {
+            let _ = writeln!(
+                out,
+                "{pad}host: {}{}",
+                h.name,
+                if h.dynamic { " (dynamic)" } else { "" }
+            );
+        }
+        for e in &inv.exec {
+            let _ = writeln!(out, "{pad}executes or writes: {e}");
+        }
+        for g in &inv.gaps {
+            let _ = writeln!(out, "{pad}incomplete: {}", g.describe());
+        }
+    }
+    if !r.is_complete() {
+        out.push_str("reduction incomplete\n");
     }
     out
 }

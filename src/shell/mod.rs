@@ -45,7 +45,10 @@ use std::fmt;
 use std::ops::Range;
 
 mod brace;
+pub mod files;
 mod parse;
+pub mod programs;
+pub mod reduce;
 
 /// The longest command read in full, in bytes; longer input is read up to
 /// this limit and the reading is incomplete.

@@ -1,0 +1,1336 @@
+//! From a [`Reading`] to what each command really does (SPEC §8.2, §8.4,
+//! §8.5): wrappers peeled, the subcommand form, the candidate texts rules
+//! are matched against, the files and hosts it names.
+//!
+//! ```
+//! use toolgate::shell::{read, reduce};
+//!
+//! let reading = read("FOO=1 sudo -u root /usr/bin/git -C . push --force > log");
+//! let r = reduce::invocations(&reading);
+//! // `sudo` is kept as an invocation of its own; `git` is the action.
+//! let names: Vec<&str> = r.invocations.iter().map(|i| i.program.base.as_str()).collect();
+//! assert_eq!(names, ["sudo", "git"]);
+//! let git = &r.invocations[1];
+//! assert_eq!(git.form.as_deref(), Some("git push --force"));
+//! // Deny and ask rules see through everything; allow rules see what is certain.
+//! assert!(git.candidates.iter().any(|c| c.text == "git push --force" && !c.for_allow));
+//! assert!(git.candidates.iter().any(|c| c.text == "FOO=1 sudo -u root /usr/bin/git -C . push --force" && c.for_allow));
+//! assert_eq!(r.invocations[0].files[0].text, "log");
+//! ```
+//!
+//! # Invocations
+//!
+//! Each command of the reading gives one invocation per wrapper layer and
+//! one for the command it finally runs (its **action**, [`Role::Command`]),
+//! in that order: `sudo nice git push` gives `sudo …`, `nice …`, `git push`.
+//! A wrapper's invocation holds its own words and the command it wraps, so
+//! a rule can name `sudo`. The candidates are on the action and cover the
+//! whole chain (a wrapper and the command it wraps are one action, SPEC
+//! §9.2). A script a wrapper runs (`eval`, `su -c`, `env -S`, `watch`, a
+//! shell after a wrapper, `find -exec`'s command) is read with
+//! [`shell::read`](super::read) and gives invocations of its own, whose
+//! `parent` is the wrapper.
+//!
+//! # Candidates
+//!
+//! [`Candidate`]s are built from the **rendering** (SPEC §3.2: decoded words
+//! joined by single spaces, a word quoted `'…'` only when it holds a
+//! character outside `[A-Za-z0-9_@%+=:,./-]`, a dynamic or glob word as its
+//! source text) plus the **source text** (the span with redirections
+//! removed, runs of blanks collapsed). Every candidate serves deny and ask
+//! rules; those with `for_allow` also serve allow rules (SPEC §8.4):
+//!
+//! - deny/ask: the text as written; with the leading assignments stripped;
+//!   with any number of outer wrappers stripped; with every program path
+//!   reduced to its basename; in the subcommand form (and, for an unknown
+//!   option before the subcommand, with that option taking a value) — and
+//!   every combination;
+//! - allow: the text as written; with leading safe-variable assignments
+//!   stripped; with outer transparent wrappers stripped; with a program in a
+//!   system directory named by its basename — and every combination.
+//!
+//! A command that `xargs`, `parallel` or `find -exec` runs gets a trailing
+//! dynamic word `"$@"` (the arguments it is given), and a `{}` (or the `-I`
+//! replacement string) in it is dynamic.
+
+use super::files::{self, Access, Dir, FileUse, Found, Host};
+use super::programs::{self, Runs, Wrapper};
+use super::{Assignment, Command, Connector, MAX_DEPTH, Reading, RedirectionOp, Word, WordKind};
+use serde::Serialize;
+
+/// The text of the trailing dynamic word given to commands that `xargs`,
+/// `parallel` and `find -exec` run.
+pub const ARGUMENTS: &str = "\"$@\"";
+
+/// What a reading's commands do.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Reduction {
+    /// Every invocation, command by command: wrappers outermost first, then
+    /// the action, then the invocations of scripts it runs.
+    pub invocations: Vec<Invocation>,
+    /// Readings of the scripts wrappers run; `Invocation::reading` `n > 0`
+    /// points at `scripts[n - 1]`.
+    pub scripts: Vec<Reading>,
+    /// True when the reading, every script read, and every invocation are
+    /// complete.
+    pub complete: bool,
+}
+
+impl Reduction {
+    /// True when everything was read with certainty (SPEC §8.3).
+    pub fn is_complete(&self) -> bool {
+        self.complete
+    }
+}
+
+/// What an invocation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// The command a chain finally runs: the action, with the candidates.
+    Command,
+    /// A wrapper around the next invocation.
+    Wrapper,
+    /// A command with no words (only assignments or redirections): it runs
+    /// no program but may name files.
+    NoProgram,
+}
+
+/// A program name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Program {
+    /// As written (`/usr/bin/git`).
+    pub written: String,
+    /// Its basename (`git`).
+    pub base: String,
+    /// True when it is written as a path in a system directory (SPEC §8.4).
+    pub system_dir: bool,
+    /// True when the name is dynamic.
+    pub dynamic: bool,
+}
+
+impl Program {
+    fn of(w: Option<&Word>) -> Program {
+        let Some(w) = w else {
+            return Program {
+                written: String::new(),
+                base: String::new(),
+                system_dir: false,
+                dynamic: false,
+            };
+        };
+        let written = w.text.clone();
+        if w.is_dynamic() {
+            return Program {
+                base: written.clone(),
+                written,
+                system_dir: false,
+                dynamic: true,
+            };
+        }
+        let (dir, base) = match written.rsplit_once('/') {
+            Some((d, b)) => (Some(d), b),
+            None => (None, written.as_str()),
+        };
+        Program {
+            base: base.to_string(),
+            system_dir: dir.is_some_and(|d| programs::SYSTEM_DIRS.contains(&d)),
+            dynamic: false,
+            written,
+        }
+    }
+}
+
+/// A text a command rule is matched against.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Candidate {
+    /// The text.
+    pub text: String,
+    /// True when allow rules may match it too; every candidate serves deny
+    /// and ask rules.
+    pub for_allow: bool,
+}
+
+/// Why an invocation is not read completely.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "gap", content = "detail")]
+pub enum Gap {
+    /// A wrapper option toolgate does not know (read as taking no value).
+    UnknownOption(String),
+    /// A wrapper in a mode toolgate does not read (`sudo -l`, `sudo -e`).
+    Mode(String),
+    /// The program a wrapper runs is dynamic.
+    DynamicProgram,
+    /// A wrapper runs a script that is not literal.
+    DynamicScript,
+    /// Wrappers or scripts nested deeper than 16.
+    TooDeep,
+    /// A wrapped shell reads its script from a pipe.
+    PipedScript,
+}
+
+impl Gap {
+    /// A one-clause description.
+    pub fn describe(&self) -> String {
+        match self {
+            Gap::UnknownOption(o) => format!("unknown wrapper option {o}"),
+            Gap::Mode(o) => format!("wrapper mode {o} is not read"),
+            Gap::DynamicProgram => "the wrapped program is dynamic".into(),
+            Gap::DynamicScript => "a wrapper runs a script that is not literal".into(),
+            Gap::TooDeep => "wrappers nested deeper than 16".into(),
+            Gap::PipedScript => "a wrapped shell reads a script from a pipe".into(),
+        }
+    }
+}
+
+/// One program invocation (SPEC §8.2).
+#[derive(Clone, Debug, Serialize)]
+pub struct Invocation {
+    /// The reading its command is in: 0 for the reading given, `n` for
+    /// [`Reduction::scripts`]`[n - 1]`.
+    pub reading: usize,
+    /// Its command's index in that reading.
+    pub command: usize,
+    /// The invocation that wraps it or runs its script.
+    pub parent: Option<usize>,
+    /// What it is.
+    pub role: Role,
+    /// Nesting depth: the command's, plus one per wrapper and script.
+    pub depth: u8,
+    /// Its command's leading assignments (`env NAME=value` ones included,
+    /// for the invocations inside `env`).
+    pub assignments: Vec<Assignment>,
+    /// Its words: the program, its arguments, and for a wrapper the command
+    /// it wraps.
+    pub words: Vec<Word>,
+    /// The program.
+    pub program: Program,
+    /// The subcommand (for a program with an option table, SPEC §7.2).
+    pub subcommand: Option<String>,
+    /// The subcommand form's rendering, when options were skipped.
+    pub form: Option<String>,
+    /// Candidate texts (on [`Role::Command`] invocations).
+    pub candidates: Vec<Candidate>,
+    /// Files it names.
+    pub files: Vec<FileUse>,
+    /// Hosts it contacts.
+    pub hosts: Vec<Host>,
+    /// Options (or script commands) that execute or write beyond its
+    /// operands (SPEC §8.5): allow rules that do not name them do not cover
+    /// it.
+    pub exec: Vec<String>,
+    /// Why it is not read completely.
+    pub gaps: Vec<Gap>,
+}
+
+/// Reduces every command of a reading. Never panics.
+pub fn invocations(reading: &Reading) -> Reduction {
+    let mut ctx = Ctx::default();
+    reduce_reading(&mut ctx, reading, 0, None, 0);
+    let complete = reading.is_complete()
+        && ctx.scripts.iter().all(Reading::is_complete)
+        && ctx.out.iter().all(|i| i.gaps.is_empty());
+    Reduction {
+        invocations: ctx.out,
+        scripts: ctx.scripts,
+        complete,
+    }
+}
+
+#[derive(Default)]
+struct Ctx {
+    out: Vec<Invocation>,
+    scripts: Vec<Reading>,
+}
+
+/// Where a chain's words came from, for source texts.
+#[derive(Clone, Copy)]
+struct Origin<'a> {
+    reading: &'a Reading,
+    reading_idx: usize,
+    command: usize,
+    /// False for words made up (a `find -exec` command).
+    sourced: bool,
+}
+
+fn reduce_reading(ctx: &mut Ctx, reading: &Reading, idx: usize, parent: Option<usize>, depth: u8) {
+    let dirs = directories(reading);
+    for (ci, c) in reading.commands.iter().enumerate() {
+        let origin = Origin {
+            reading,
+            reading_idx: idx,
+            command: ci,
+            sourced: true,
+        };
+        let dir = dirs.get(ci).cloned().unwrap_or_else(Dir::start);
+        let d = c.depth.saturating_add(depth);
+        chain(ctx, origin, c, c.words.clone(), parent, d, &dir, true);
+    }
+}
+
+/// One layer of a chain.
+struct Layer {
+    /// Its own words: the wrapper and its options (for the last layer, all
+    /// its words).
+    own: Vec<Word>,
+    wrapper: Option<&'static Wrapper>,
+    /// A wrapper given no option (bare `xargs`).
+    bare: bool,
+    /// The layer after it gets a trailing dynamic word.
+    feeds: bool,
+    /// The byte where its first word starts, when its words are sourced.
+    start: Option<usize>,
+    found: Found,
+    gaps: Vec<Gap>,
+    assignments: Vec<Assignment>,
+}
+
+/// What follows a wrapper's options.
+enum Next {
+    /// The command starts at this word.
+    Command(usize),
+    /// A script to read (or why it cannot be).
+    Script(Result<String, Gap>),
+    /// Nothing runs.
+    Nothing,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn chain(
+    ctx: &mut Ctx,
+    origin: Origin<'_>,
+    c: &Command,
+    words: Vec<Word>,
+    parent: Option<usize>,
+    depth: u8,
+    dir: &Dir,
+    top: bool,
+) {
+    if words.is_empty() {
+        let mut found = Found::default();
+        if top {
+            files::redirection_files(&c.redirections, &mut found);
+        }
+        let mut inv = invocation(
+            origin,
+            parent,
+            Role::NoProgram,
+            depth,
+            c.assignments.clone(),
+            Vec::new(),
+            found,
+            Vec::new(),
+        );
+        resolve(&mut inv.files, dir);
+        ctx.out.push(inv);
+        return;
+    }
+    let mut cur = words;
+    let mut start = 0usize;
+    let mut sourced = origin.sourced;
+    let mut layers: Vec<Layer> = Vec::new();
+    let mut script: Option<Result<String, Gap>> = None;
+    let mut replace: Option<String> = None;
+    loop {
+        let prog = cur.get(start).cloned();
+        let p = Program::of(prog.as_ref());
+        let mut layer = Layer {
+            own: Vec::new(),
+            wrapper: None,
+            bare: true,
+            feeds: false,
+            start: if sourced {
+                prog.as_ref().map(|w| w.span.start)
+            } else {
+                None
+            },
+            found: Found::default(),
+            gaps: Vec::new(),
+            assignments: Vec::new(),
+        };
+        if layers.len() >= MAX_DEPTH as usize
+            || usize::from(depth) + layers.len() > MAX_DEPTH as usize
+        {
+            layer.gaps.push(Gap::TooDeep);
+            layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
+            layers.push(layer);
+            break;
+        }
+        let nested = !layers.is_empty();
+        let wrapper = if p.dynamic {
+            None
+        } else {
+            programs::wrapper(&p.base)
+        };
+        if let Some(wr) = wrapper {
+            layer.wrapper = Some(wr);
+            let next = wrapper_options(wr, &cur, start, &mut layer, &mut replace);
+            match next {
+                Next::Command(i) => {
+                    layer.own = cur.get(start..i).unwrap_or(&[]).to_vec();
+                    if cur.get(i).is_some_and(Word::is_dynamic) {
+                        layer.gaps.push(Gap::DynamicProgram);
+                    }
+                    if wr.feeds_arguments {
+                        layer.feeds = true;
+                        let mut inner: Vec<Word> = cur.get(i..).unwrap_or(&[]).to_vec();
+                        if wr.names.contains(&"parallel") {
+                            if let Some(end) = inner.iter().position(|w| w.text.starts_with(":::"))
+                            {
+                                inner.truncate(end);
+                            }
+                        }
+                        dynamic_arguments(&mut inner, replace.as_deref().unwrap_or("{}"));
+                        cur = inner;
+                        start = 0;
+                        sourced = false;
+                    } else {
+                        start = i;
+                    }
+                    layers.push(layer);
+                    continue;
+                }
+                Next::Script(s) => {
+                    layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
+                    script = Some(s);
+                }
+                Next::Nothing => {
+                    layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
+                }
+            }
+            layers.push(layer);
+            break;
+        }
+        layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
+        if !p.dynamic && programs::SHELLS.contains(&p.base.as_str()) && nested {
+            script = shell_script(&layer.own, c, &mut layer.found);
+        }
+        layers.push(layer);
+        break;
+    }
+    // The command's own redirections and assignments belong to the chain.
+    if top {
+        if let Some(first) = layers.first_mut() {
+            files::redirection_files(&c.redirections, &mut first.found);
+        }
+    }
+    // The action's files, hosts and executing options.
+    let last = layers.len() - 1;
+    if let Some(l) = layers.last_mut() {
+        let p = Program::of(l.own.first());
+        if !p.dynamic {
+            files::scan(&p.base, &l.own, &mut l.found);
+            if programs::SHELLS.contains(&p.base.as_str()) {
+                shell_file(&l.own, &mut l.found);
+            }
+        }
+    }
+    // Invocations, outermost first.
+    let mut env_assignments: Vec<Assignment> = c.assignments.clone();
+    let first_idx = ctx.out.len();
+    for (j, l) in layers.iter_mut().enumerate() {
+        let words: Vec<Word> = l.own.clone();
+        let role = if j == last {
+            Role::Command
+        } else {
+            Role::Wrapper
+        };
+        let found = std::mem::take(&mut l.found);
+        let gaps = std::mem::take(&mut l.gaps);
+        let par = if j == 0 {
+            parent
+        } else {
+            Some(first_idx + j - 1)
+        };
+        let mut inv = invocation(
+            origin,
+            par,
+            role,
+            depth.saturating_add(j as u8),
+            env_assignments.clone(),
+            words,
+            found,
+            gaps,
+        );
+        resolve(&mut inv.files, dir);
+        env_assignments.extend(l.assignments.iter().cloned());
+        ctx.out.push(inv);
+    }
+    // A wrapper's words include the command it wraps.
+    for j in (0..last).rev() {
+        let inner = ctx.out[first_idx + j + 1].words.clone();
+        if layers[j].feeds {
+            // The wrapped words as written (without the trailing argument).
+            let k = inner.len().saturating_sub(1);
+            ctx.out[first_idx + j]
+                .words
+                .extend(inner.into_iter().take(k));
+        } else {
+            ctx.out[first_idx + j].words.extend(inner);
+        }
+    }
+    let action = first_idx + last;
+    // Subcommand form and candidates.
+    {
+        let inv = &mut ctx.out[action];
+        let (sub, form, alt) = subcommand_form(&inv.words);
+        inv.subcommand = sub;
+        inv.form = form
+            .as_ref()
+            .map(|f| render_words(f.iter().copied(), false));
+        let cands = candidates(
+            origin,
+            c,
+            &layers,
+            &inv.words,
+            form.as_deref(),
+            alt.as_deref(),
+        );
+        inv.candidates = cands;
+    }
+    // Scripts the action runs.
+    if let Some(s) = script {
+        match s {
+            Ok(text) => {
+                let d = depth.saturating_add(layers.len() as u8);
+                if d >= MAX_DEPTH {
+                    ctx.out[action].gaps.push(Gap::TooDeep);
+                } else {
+                    let reading = super::read(&text);
+                    let idx = ctx.scripts.len() + 1;
+                    ctx.scripts.push(Reading::default());
+                    reduce_reading(ctx, &reading, idx, Some(action), d);
+                    if let Some(slot) = ctx.scripts.get_mut(idx - 1) {
+                        *slot = reading;
+                    }
+                }
+            }
+            Err(g) => ctx.out[action].gaps.push(g),
+        }
+    }
+    // `find -exec` commands.
+    let action_words = ctx.out[action].words.clone();
+    if matches!(ctx.out[action].program.base.as_str(), "find" | "gfind") {
+        let mut i = 1;
+        while i < action_words.len() {
+            let w = &action_words[i];
+            i += 1;
+            if w.is_dynamic() || !programs::FIND_EXEC.contains(&w.text.as_str()) {
+                continue;
+            }
+            let from = i;
+            while action_words
+                .get(i)
+                .is_some_and(|x| x.is_dynamic() || !matches!(x.text.as_str(), ";" | "+"))
+            {
+                i += 1;
+            }
+            let mut inner: Vec<Word> = action_words[from..i].to_vec();
+            i += 1;
+            if inner.is_empty() {
+                continue;
+            }
+            dynamic_arguments(&mut inner, "{}");
+            let d = depth.saturating_add(layers.len() as u8);
+            let o = Origin {
+                sourced: false,
+                ..origin
+            };
+            chain(ctx, o, c, inner, Some(action), d, dir, false);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn invocation(
+    origin: Origin<'_>,
+    parent: Option<usize>,
+    role: Role,
+    depth: u8,
+    assignments: Vec<Assignment>,
+    words: Vec<Word>,
+    found: Found,
+    gaps: Vec<Gap>,
+) -> Invocation {
+    Invocation {
+        reading: origin.reading_idx,
+        command: origin.command,
+        parent,
+        role,
+        depth,
+        assignments,
+        program: Program::of(words.first()),
+        words,
+        subcommand: None,
+        form: None,
+        candidates: Vec::new(),
+        files: found.files,
+        hosts: found.hosts,
+        exec: found.exec,
+        gaps,
+    }
+}
+
+/// Makes `{}` (or the replacement string) dynamic and appends the
+/// arguments word.
+fn dynamic_arguments(words: &mut Vec<Word>, replace: &str) {
+    for w in words.iter_mut().skip(1) {
+        if !replace.is_empty() && w.text.contains(replace) && !w.is_dynamic() {
+            w.kind = WordKind::Dynamic;
+        }
+    }
+    words.push(Word {
+        span: 0..0,
+        text: ARGUMENTS.to_string(),
+        kind: WordKind::Dynamic,
+    });
+}
+
+fn is_assignment(t: &str) -> bool {
+    let Some((name, _)) = t.split_once('=') else {
+        return false;
+    };
+    let name = name.strip_suffix('+').unwrap_or(name);
+    !name.is_empty()
+        && name
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Reads a wrapper's options from `cur[start + 1..]`.
+fn wrapper_options(
+    wr: &'static Wrapper,
+    cur: &[Word],
+    start: usize,
+    layer: &mut Layer,
+    replace: &mut Option<String>,
+) -> Next {
+    let mut i = start + 1;
+    let mut operands = wr.operands;
+    let mut as_command = false;
+    let has = |l: &[&str], o: &str| l.contains(&o);
+    while let Some(w) = cur.get(i) {
+        let t = w.text.as_str();
+        if wr.assignments && is_assignment(t) {
+            let (name, value) = t.split_once('=').unwrap_or((t, ""));
+            let (name, append) = match name.strip_suffix('+') {
+                Some(n) => (n, true),
+                None => (name, false),
+            };
+            layer.assignments.push(Assignment {
+                span: w.span.clone(),
+                name: name.to_string(),
+                append,
+                value: Word {
+                    span: w.span.clone(),
+                    text: value.to_string(),
+                    kind: w.kind,
+                },
+            });
+            layer.bare = false;
+            i += 1;
+            continue;
+        }
+        if w.is_dynamic() {
+            if t.starts_with('-') {
+                layer.gaps.push(Gap::UnknownOption(t.to_string()));
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        if t == "--" && !has(wr.flags, "-") {
+            i += 1;
+            break;
+        }
+        let option = (t.starts_with('-') && t.len() > 1) || (t == "-" && has(wr.flags, "-"));
+        if !option {
+            if operands > 0 {
+                if i > start
+                    && wr.names.contains(&"flock")
+                    && !t.bytes().all(|b| b.is_ascii_digit())
+                {
+                    layer.found.files.push(file_use(w, Access::Edit));
+                }
+                operands -= 1;
+                i += 1;
+                continue;
+            }
+            break;
+        }
+        layer.bare = false;
+        i += 1;
+        // A whole option.
+        let (name, inline) = match t.split_once('=') {
+            Some((n, v)) if t.starts_with("--") => (n, Some(v.to_string())),
+            _ => (t, None),
+        };
+        let listed = t.starts_with("--")
+            || t == "-"
+            || [
+                wr.value,
+                wr.flags,
+                wr.script,
+                wr.queries,
+                wr.modes,
+                wr.reads,
+                wr.writes,
+                wr.optional,
+                wr.as_command,
+            ]
+            .iter()
+            .any(|l| has(l, name));
+        let mut options: Vec<(String, Option<String>)> = Vec::new();
+        if listed {
+            options.push((name.to_string(), inline));
+        } else if wr.numeric && t[1..].bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        } else {
+            // A cluster: each letter an option; one that takes a value takes
+            // the rest of the word (or the next word).
+            let body = &t[1..];
+            for (k, ch) in body.char_indices() {
+                let o = format!("-{ch}");
+                let rest = &body[k + ch.len_utf8()..];
+                let takes = [wr.value, wr.script, wr.reads, wr.writes, wr.optional]
+                    .iter()
+                    .any(|l| has(l, &o));
+                if takes {
+                    options.push((
+                        o,
+                        if rest.is_empty() && !has(wr.optional, &format!("-{ch}")) {
+                            None
+                        } else {
+                            Some(rest.to_string())
+                        },
+                    ));
+                    break;
+                }
+                options.push((o, None));
+            }
+        }
+        for (o, inline) in options {
+            let o = o.as_str();
+            if has(wr.as_command, o) {
+                as_command = true;
+            }
+            if has(wr.queries, o) {
+                return Next::Nothing;
+            }
+            if has(wr.modes, o) {
+                layer.gaps.push(Gap::Mode(o.to_string()));
+                return Next::Nothing;
+            }
+            if has(wr.optional, o) {
+                if (o == "-i" || o == "--replace") && wr.feeds_arguments {
+                    *replace = Some(
+                        inline
+                            .clone()
+                            .filter(|v| !v.is_empty())
+                            .unwrap_or_else(|| "{}".into()),
+                    );
+                }
+                continue;
+            }
+            let takes = [wr.value, wr.script, wr.reads, wr.writes]
+                .iter()
+                .any(|l| has(l, o));
+            if !takes {
+                if !has(wr.flags, o) && !has(wr.as_command, o) {
+                    layer.gaps.push(Gap::UnknownOption(o.to_string()));
+                }
+                continue;
+            }
+            let value: Option<Word> = match inline {
+                Some(v) => Some(Word {
+                    span: w.span.clone(),
+                    text: v,
+                    kind: w.kind,
+                }),
+                None => {
+                    let v = cur.get(i).cloned();
+                    i += 1;
+                    v
+                }
+            };
+            let Some(value) = value else {
+                continue;
+            };
+            if has(wr.script, o) {
+                if value.is_dynamic() {
+                    return Next::Script(Err(Gap::DynamicScript));
+                }
+                let mut text = value.text.clone();
+                // `env -S 'a b' c`: the words after the string follow it.
+                if wr.assignments {
+                    for w in cur.get(i..).unwrap_or(&[]) {
+                        text.push(' ');
+                        text.push_str(&render_word(w));
+                    }
+                }
+                return Next::Script(Ok(text));
+            }
+            if (o == "-I" || o == "--replace") && wr.feeds_arguments {
+                *replace = Some(value.text.clone());
+            }
+            if has(wr.reads, o) {
+                layer.found.files.push(file_use(&value, Access::Read));
+            } else if has(wr.writes, o) {
+                layer.found.files.push(file_use(&value, Access::Edit));
+            }
+        }
+    }
+    if operands > 0 || i >= cur.len() {
+        return Next::Nothing;
+    }
+    match wr.runs {
+        Runs::Command => Next::Command(i),
+        Runs::Script if as_command => Next::Command(i),
+        Runs::Script => {
+            let rest = cur.get(i..).unwrap_or(&[]);
+            if rest.iter().any(Word::is_dynamic) {
+                return Next::Script(Err(Gap::DynamicScript));
+            }
+            let text = rest
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            Next::Script(Ok(text))
+        }
+        Runs::ScriptOption => Next::Nothing,
+    }
+}
+
+fn file_use(w: &Word, access: Access) -> FileUse {
+    FileUse {
+        text: w.text.clone(),
+        kind: w.kind,
+        access,
+        recursive: false,
+        via: files::Via::Option,
+        path: None,
+        expanded: None,
+    }
+}
+
+/// A shell's options: does it run `-c`'s script, and which word is that
+/// script (or its first operand)?
+fn shell_mode(words: &[Word]) -> (bool, Option<usize>) {
+    let mut has_c = false;
+    let mut i = 1;
+    while let Some(w) = words.get(i) {
+        let t = w.text.as_str();
+        if w.is_dynamic() {
+            return (has_c, Some(i));
+        }
+        if t == "--" || t == "-" {
+            return (has_c, words.get(i + 1).map(|_| i + 1));
+        }
+        if t.starts_with("--") {
+            i += if programs::SHELL_VALUE_OPTIONS.contains(&t) {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        if t.len() > 1 && (t.starts_with('-') || t.starts_with('+')) {
+            let os = t[1..].bytes().filter(|&b| b == b'o' || b == b'O').count();
+            if t.starts_with('-') && t.contains('c') {
+                has_c = true;
+            }
+            i += 1 + os;
+            continue;
+        }
+        return (has_c, Some(i));
+    }
+    (has_c, None)
+}
+
+/// The script a wrapped shell runs: `-c`'s, or a here-document or
+/// here-string it reads.
+fn shell_script(words: &[Word], c: &Command, _found: &mut Found) -> Option<Result<String, Gap>> {
+    let (has_c, operand) = shell_mode(words);
+    if has_c {
+        return Some(match operand.and_then(|i| words.get(i)) {
+            Some(w) if !w.is_dynamic() => Ok(w.text.clone()),
+            _ => Err(Gap::DynamicScript),
+        });
+    }
+    if operand.is_some() {
+        return None;
+    }
+    let fed = c.redirections.iter().rev().find_map(|r| match r.op {
+        RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => Some(r.body.clone()),
+        RedirectionOp::HereString => Some(Some(r.target.clone())),
+        _ => None,
+    });
+    match fed {
+        Some(Some(w)) if !w.is_dynamic() => Some(Ok(w.text)),
+        Some(_) => Some(Err(Gap::DynamicScript)),
+        None if c.connector == Connector::Pipe || c.connector == Connector::PipeAll => {
+            Some(Err(Gap::PipedScript))
+        }
+        None => None,
+    }
+}
+
+/// A shell given a script file reads it.
+fn shell_file(words: &[Word], found: &mut Found) {
+    let (has_c, operand) = shell_mode(words);
+    if has_c {
+        return;
+    }
+    if let Some(w) = operand.and_then(|i| words.get(i)) {
+        found.files.push(FileUse {
+            via: files::Via::Operand,
+            ..file_use(w, Access::Read)
+        });
+    }
+}
+
+/// The subcommand, its form, and the form with unknown options taking a
+/// value (SPEC §7.2, §13).
+#[allow(clippy::type_complexity)]
+fn subcommand_form(words: &[Word]) -> (Option<String>, Option<Vec<&Word>>, Option<Vec<&Word>>) {
+    let p = Program::of(words.first());
+    if p.dynamic {
+        return (None, None, None);
+    }
+    let Some(table) = programs::subcommand_table(&p.base) else {
+        return (None, None, None);
+    };
+    let find = |unknown_takes: bool| -> (Option<usize>, bool) {
+        let mut i = 1;
+        let mut unknown = false;
+        while let Some(w) = words.get(i) {
+            let t = w.text.as_str();
+            if w.is_dynamic() {
+                return (None, unknown);
+            }
+            if t == "--" {
+                return (words.get(i + 1).map(|_| i + 1), unknown);
+            }
+            if !(t.starts_with('-') && t.len() > 1) {
+                return (Some(i), unknown);
+            }
+            i += 1;
+            if t.contains('=') {
+                continue;
+            }
+            if table.value.contains(&t) {
+                i += 1;
+                continue;
+            }
+            if table.flags.contains(&t) {
+                continue;
+            }
+            // `-C/tmp`: a short value option with its value attached.
+            if !t.starts_with("--") && t.len() > 2 && table.value.contains(&&t[..2]) {
+                continue;
+            }
+            unknown = true;
+            if unknown_takes {
+                i += 1;
+            }
+        }
+        (None, unknown)
+    };
+    let form_of = |sub: usize| -> Vec<&Word> {
+        let mut v: Vec<&Word> = Vec::with_capacity(words.len() - sub + 1);
+        v.extend(words.first());
+        v.extend(words[sub..].iter());
+        v
+    };
+    let (sub, unknown) = find(false);
+    let Some(sub) = sub else {
+        return (None, None, None);
+    };
+    let name = words.get(sub).map(|w| w.text.clone());
+    let form = (sub > 1).then(|| form_of(sub));
+    let alt = if unknown {
+        match find(true).0 {
+            Some(s) if s != sub && s > 1 => Some(form_of(s)),
+            _ => None,
+        }
+    } else {
+        None
+    };
+    (name, form, alt)
+}
+
+/// Writes one word as SPEC §3.2 renders it.
+pub fn render_word(w: &Word) -> String {
+    let mut s = String::new();
+    push_word(&mut s, w, false);
+    s
+}
+
+fn push_word(out: &mut String, w: &Word, basename: bool) {
+    if w.is_dynamic() {
+        out.push_str(&w.text);
+        return;
+    }
+    let t = if basename {
+        w.text.rsplit('/').next().unwrap_or(&w.text)
+    } else {
+        w.text.as_str()
+    };
+    push_quoted(out, t);
+}
+
+fn push_quoted(out: &mut String, t: &str) {
+    let plain = !t.is_empty()
+        && t.bytes().all(|b| {
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'_' | b'@' | b'%' | b'+' | b'=' | b':' | b',' | b'.' | b'/' | b'-'
+                )
+        });
+    if plain {
+        out.push_str(t);
+        return;
+    }
+    out.push('\'');
+    for (i, part) in t.split('\'').enumerate() {
+        if i > 0 {
+            out.push_str("'\\''");
+        }
+        out.push_str(part);
+    }
+    out.push('\'');
+}
+
+/// The rendering of words (SPEC §3.2); with `basename`, the first word's
+/// path is reduced to its basename.
+pub fn render_words<'a>(words: impl IntoIterator<Item = &'a Word>, basename: bool) -> String {
+    let mut s = String::new();
+    for (i, w) in words.into_iter().enumerate() {
+        if i > 0 {
+            s.push(' ');
+        }
+        push_word(&mut s, w, basename && i == 0);
+    }
+    s
+}
+
+fn render_assignment(out: &mut String, a: &Assignment) {
+    out.push_str(&a.name);
+    if a.append {
+        out.push('+');
+    }
+    out.push('=');
+    if a.value.is_dynamic() {
+        out.push_str(&a.value.text);
+    } else if !a.value.text.is_empty() {
+        push_quoted(out, &a.value.text);
+    }
+}
+
+fn safe_assignment(a: &Assignment) -> bool {
+    programs::SAFE_VARIABLES.contains(&a.name.as_str())
+        && !a.append
+        && a.value.kind == WordKind::Literal
+        && !a.value.text.is_empty()
+        && a.value
+            .text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b':' | b'-'))
+}
+
+/// How one candidate is built.
+struct Shape<'a> {
+    assignments: &'a [Assignment],
+    from: usize,
+    /// Which programs are named by basename: none, all, or those in a
+    /// system directory.
+    basename: Basename,
+    form: Option<&'a [&'a Word]>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Basename {
+    No,
+    All,
+    System,
+}
+
+fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
+    let mut out = String::new();
+    for a in s.assignments {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        render_assignment(&mut out, a);
+    }
+    let last = layers.len() - 1;
+    let base_of = |w: &Word| match s.basename {
+        Basename::No => false,
+        Basename::All => true,
+        Basename::System => Program::of(Some(w)).system_dir,
+    };
+    // Past a wrapper that feeds it arguments, the action's trailing
+    // arguments word is not part of the text as written.
+    let fed = layers.iter().take(last).skip(s.from).any(|l| l.feeds);
+    for (j, l) in layers.iter().enumerate().skip(s.from) {
+        let words: Vec<&Word> = if j == last {
+            let mut v: Vec<&Word> = match s.form {
+                Some(f) => f.to_vec(),
+                None => action_words.iter().collect(),
+            };
+            if fed
+                && v.last()
+                    .is_some_and(|w| w.text == ARGUMENTS && w.span.is_empty())
+            {
+                v.pop();
+            }
+            v
+        } else {
+            l.own.iter().collect()
+        };
+        for (k, w) in words.iter().enumerate() {
+            if !out.is_empty() {
+                out.push(' ');
+            }
+            push_word(&mut out, w, k == 0 && base_of(w));
+        }
+    }
+    out
+}
+
+/// The source text of a command from byte `from`, redirections removed and
+/// blank runs collapsed.
+fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
+    if !origin.sourced {
+        return None;
+    }
+    let script = origin.reading.scripts.get(c.script)?;
+    let end = c.span.end;
+    let text = script.text.get(from..end)?;
+    let mut cut: Vec<std::ops::Range<usize>> = c
+        .redirections
+        .iter()
+        .filter(|r| r.span.start >= from && r.span.end <= end)
+        .map(|r| r.span.start - from..r.span.end - from)
+        .collect();
+    cut.sort_by_key(|r| r.start);
+    let mut out = String::with_capacity(text.len());
+    let mut blank = false;
+    for (i, ch) in text.char_indices() {
+        if cut.iter().any(|r| r.contains(&i)) {
+            blank = true;
+            continue;
+        }
+        if ch == ' ' || ch == '\t' || ch == '\n' {
+            blank = true;
+            continue;
+        }
+        if blank && !out.is_empty() {
+            out.push(' ');
+        }
+        blank = false;
+        out.push(ch);
+    }
+    Some(out)
+}
+
+fn candidates(
+    origin: Origin<'_>,
+    c: &Command,
+    layers: &[Layer],
+    action_words: &[Word],
+    form: Option<&[&Word]>,
+    alt: Option<&[&Word]>,
+) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    let mut add = |text: String, for_allow: bool| {
+        if let Some(c) = out.iter_mut().find(|c| c.text == text) {
+            c.for_allow |= for_allow;
+        } else {
+            out.push(Candidate { text, for_allow });
+        }
+    };
+    let top = layers.first().and_then(|l| l.start).is_some();
+    let assignments: &[Assignment] = if top { &c.assignments } else { &[] };
+    // Allow: safe assignments, transparent wrappers, system directories.
+    let safe_prefix = assignments
+        .iter()
+        .take_while(|a| safe_assignment(a))
+        .count();
+    let mut transparent = 0;
+    for l in layers.iter().take(layers.len() - 1) {
+        match l.wrapper {
+            Some(w) if w.transparent && (!w.feeds_arguments || l.bare) => transparent += 1,
+            _ => break,
+        }
+    }
+    let assign_allow: Vec<&[Assignment]> = if safe_prefix > 0 {
+        vec![assignments, &assignments[safe_prefix..]]
+    } else {
+        vec![assignments]
+    };
+    for a in &assign_allow {
+        for from in 0..=transparent {
+            for b in [Basename::No, Basename::System] {
+                add(
+                    build(
+                        layers,
+                        action_words,
+                        &Shape {
+                            assignments: a,
+                            from,
+                            basename: b,
+                            form: None,
+                        },
+                    ),
+                    true,
+                );
+            }
+        }
+    }
+    // Source texts.
+    let any_fed_before = |j: usize| layers.iter().take(j).any(|l| l.feeds);
+    if let (Some(src), true) = (source_text(origin, c, c.span.start), top) {
+        add(src, true);
+    }
+    for (j, l) in layers.iter().enumerate() {
+        if let Some(start) = l.start {
+            if let Some(src) = source_text(origin, c, start) {
+                let allow = j <= transparent
+                    && !any_fed_before(j)
+                    && assignments.iter().all(safe_assignment);
+                add(src, allow);
+            }
+        }
+    }
+    // Deny and ask: every combination.
+    let none: &[Assignment] = &[];
+    for a in [assignments, none] {
+        for from in 0..layers.len() {
+            for b in [Basename::No, Basename::All] {
+                for f in [None, form, alt] {
+                    add(
+                        build(
+                            layers,
+                            action_words,
+                            &Shape {
+                                assignments: a,
+                                from,
+                                basename: b,
+                                form: f,
+                            },
+                        ),
+                        false,
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The directory each command of a reading runs in (SPEC §13: `cd` and
+/// `pushd` affect the later commands of the same sequential list at the
+/// same nesting level).
+fn directories(r: &Reading) -> Vec<Dir> {
+    let mut out = Vec::with_capacity(r.commands.len());
+    // (depth, script, dir) of the cds in effect.
+    let mut stack: Vec<(u8, usize, usize, Dir)> = Vec::new(); // (depth, script, end, dir)
+    for (i, c) in r.commands.iter().enumerate() {
+        while let Some(top) = stack.last() {
+            let closes = top.0 > c.depth
+                || (top.0 == c.depth
+                    && top.1 == c.script
+                    && r.scripts
+                        .get(c.script)
+                        .and_then(|s| s.text.get(top.2..c.span.start))
+                        .is_some_and(|between| between.contains(')')));
+            if closes {
+                stack.pop();
+            } else {
+                break;
+            }
+        }
+        let here = stack.last().map(|t| t.3.clone()).unwrap_or_else(Dir::start);
+        out.push(here.clone());
+        let name = c
+            .words
+            .first()
+            .filter(|w| !w.is_dynamic())
+            .map(|w| w.text.as_str());
+        let Some(name @ ("cd" | "pushd" | "popd")) = name else {
+            continue;
+        };
+        // A `cd` in a pipeline or in the background changes nothing after it.
+        let piped = matches!(c.connector, Connector::Pipe | Connector::PipeAll)
+            || r.commands[i + 1..]
+                .iter()
+                .find(|n| n.depth == c.depth && n.script == c.script)
+                .is_some_and(|n| {
+                    matches!(
+                        n.connector,
+                        Connector::Pipe | Connector::PipeAll | Connector::Background
+                    )
+                });
+        if piped {
+            continue;
+        }
+        let target = c.words[1..]
+            .iter()
+            .find(|w| w.is_dynamic() || !w.text.starts_with('-') || w.text == "-");
+        let next = if name == "popd" || (name == "pushd" && target.is_none()) {
+            Dir::Unknown
+        } else {
+            here.cd(target)
+        };
+        match stack.last_mut() {
+            Some(top) if top.0 == c.depth && top.1 == c.script => {
+                top.2 = c.span.end;
+                top.3 = next;
+            }
+            _ => stack.push((c.depth, c.script, c.span.end, next)),
+        }
+    }
+    out
+}
+
+/// Resolves file paths against the directory.
+fn resolve(files: &mut [FileUse], dir: &Dir) {
+    for f in files {
+        match f.kind {
+            WordKind::Literal | WordKind::Decoded | WordKind::Glob => {
+                f.path = dir.join(&f.text);
+            }
+            WordKind::Dynamic => {
+                if let Some(p) = files::expand(&f.text) {
+                    f.expanded = match p.base {
+                        files::Base::Cwd => dir.join(&p.path),
+                        _ => Some(p),
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Writes an invocation on one line for people: its rendering.
+impl std::fmt::Display for Invocation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut s = String::new();
+        for a in &self.assignments {
+            if !s.is_empty() {
+                s.push(' ');
+            }
+            render_assignment(&mut s, a);
+        }
+        if !s.is_empty() && !self.words.is_empty() {
+            s.push(' ');
+        }
+        s.push_str(&render_words(&self.words, false));
+        f.write_str(&s)
+    }
+}
