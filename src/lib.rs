@@ -33,6 +33,7 @@ pub mod eval;
 pub mod paths;
 pub mod policy;
 pub mod reference;
+pub mod reference_eval;
 pub mod rule;
 pub mod shell;
 
@@ -42,6 +43,7 @@ pub mod cli;
 
 pub use crate::error::{Error, ErrorKind, Location};
 pub use crate::eval::call::ToolCall;
+pub use crate::eval::{Decision, EvalContext, Evaluator, Verdict};
 pub use crate::reference::MatchContext;
 pub use crate::rule::{Dialect, Effect, List, Pattern, Provenance, Rule};
 

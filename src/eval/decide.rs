@@ -1,0 +1,177 @@
+//! Precedence: the rules that matched each action → one decision
+//! (SPEC §9.2, §9.3).
+//!
+//! [`decide`] is the one place precedence lives:
+//!
+//! 1. Each action's outcome: a deny rule that matches → denied; else an
+//!    ask rule that matches, or a deny rule that could → asked; else, for
+//!    an action that needs approval, an allow rule → allowed (`plan` withholds
+//!    it from edits and commands that are not read-only), or the mode
+//!    allows it, or it is unmatched.
+//! 2. The call: any action denied → deny; else any asked → ask; else an
+//!    incomplete reading (or an unparsable URL) → ask (floor and cap);
+//!    else every action needing approval allowed → allow; else no match.
+//! 3. The reported rule is the first rule of the deciding effect in policy
+//!    order (at the ask level, deny rules that could match come before ask
+//!    rules, as their ids do).
+//! 4. With a mode, no match is resolved and `dontAsk` turns ask into deny;
+//!    under `bypassPermissions` an incomplete reading no deny or ask rule
+//!    matched is allowed ([`super::mode::resolve`]).
+
+use super::action::Action;
+use super::decision::{ActionReport, DecidingRule, Decision, How, Outcome, RuleMatch, Verdict};
+use super::mode;
+use crate::policy::PermissionMode;
+use crate::rule::Effect;
+
+/// The precedence key of a match: its level, then deny rules before ask
+/// rules, then policy order.
+fn key(m: &RuleMatch<'_>) -> (Effect, Effect, usize) {
+    (m.level(), m.rule.effect, m.index)
+}
+
+/// Decides a call from its actions and the rules that matched each
+/// (`matches[i]` for `actions[i]`, in any order).
+pub(crate) fn decide<'p>(
+    actions: &[Action],
+    matches: Vec<Vec<RuleMatch<'p>>>,
+    incomplete: Vec<String>,
+    mode: Option<PermissionMode>,
+) -> Decision<'p> {
+    let mut reports = Vec::with_capacity(actions.len());
+    let mut best: [Option<RuleMatch<'p>>; 3] = [None, None, None];
+    let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
+    let mut first_unmatched: Option<usize> = None;
+    for (i, (action, mut ms)) in actions.iter().zip(matches).enumerate() {
+        ms.sort_by_key(key);
+        ms.dedup_by(|a, b| a.index == b.index && a.how == b.how);
+        let level = ms.first().map(RuleMatch::level);
+        let allow = ms.iter().find(|m| m.level() == Effect::Allow).copied();
+        let outcome = match level {
+            Some(Effect::Deny) => Outcome::Denied,
+            Some(Effect::Ask) => Outcome::Asked,
+            _ if !action.needs_approval => {
+                if allow.is_some() {
+                    Outcome::Allowed
+                } else {
+                    Outcome::Covered
+                }
+            }
+            Some(Effect::Allow) => {
+                if mode == Some(PermissionMode::Plan) && mode::plan_withholds(action) {
+                    plan_asked = true;
+                    Outcome::Asked
+                } else {
+                    Outcome::Allowed
+                }
+            }
+            None => match mode {
+                Some(m) if mode::allows(m, action) => Outcome::ModeAllowed,
+                _ => Outcome::Unmatched,
+            },
+        };
+        match outcome {
+            Outcome::Denied => denied = true,
+            Outcome::Asked => asked = true,
+            Outcome::Unmatched => {
+                unmatched = true;
+                first_unmatched.get_or_insert(i);
+            }
+            _ => {}
+        }
+        // The first match of each level over the whole call; allow
+        // matches count only where they allowed an action.
+        for m in &ms {
+            let slot = match m.level() {
+                Effect::Deny => 0,
+                Effect::Ask => 1,
+                Effect::Allow if outcome == Outcome::Allowed && action.needs_approval => 2,
+                Effect::Allow => continue,
+            };
+            if best[slot].is_none_or(|b| key(m) < key(&b)) {
+                best[slot] = Some(*m);
+            }
+        }
+        reports.push(ActionReport {
+            kind: action.kind,
+            subject: action.subject.clone(),
+            needs_approval: action.needs_approval,
+            matches: ms,
+            outcome,
+        });
+    }
+    let deciding = |m: Option<RuleMatch<'p>>| {
+        m.map(|m| DecidingRule {
+            rule: m.rule,
+            index: m.index,
+            how: m.how,
+        })
+    };
+    let (verdict, rule, reason) = if denied {
+        let r = deciding(best[0]);
+        (Verdict::Deny, r, rule_reason("denied by", r))
+    } else if asked {
+        let r = deciding(best[1]);
+        let reason = match r {
+            Some(r) => rule_reason("asked by", Some(r)),
+            None if plan_asked => "plan mode asks before edits and commands".to_string(),
+            None => "asked".to_string(),
+        };
+        (Verdict::Ask, r, reason)
+    } else if let Some(why) = incomplete.first() {
+        let v = if mode == Some(PermissionMode::BypassPermissions) {
+            Verdict::Allow
+        } else {
+            Verdict::Ask
+        };
+        (v, None, format!("not read completely: {why}"))
+    } else if unmatched || !reports.iter().any(|r| r.needs_approval) {
+        let subject = first_unmatched
+            .and_then(|i| reports.get(i))
+            .map_or("the call runs nothing", |r| r.subject.as_str());
+        (Verdict::None, None, format!("no rule decided {subject}"))
+    } else {
+        let r = deciding(best[2]);
+        let reason = match r {
+            Some(_) => rule_reason("allowed by", r),
+            None => format!(
+                "{} mode allows it",
+                mode.map_or("no", PermissionMode::as_str)
+            ),
+        };
+        (Verdict::Allow, r, reason)
+    };
+    let resolved = mode::resolve(mode, verdict);
+    let reason = if resolved != verdict {
+        let m = mode.map_or("no", PermissionMode::as_str);
+        format!("{reason}; {m} mode makes it {resolved}")
+    } else {
+        reason
+    };
+    Decision {
+        verdict: resolved,
+        rule,
+        reason,
+        actions: reports,
+        incomplete,
+        mode,
+    }
+}
+
+fn rule_reason(what: &str, r: Option<DecidingRule<'_>>) -> String {
+    let Some(r) = r else {
+        return what.trim_end_matches(" by").to_string();
+    };
+    let p = &r.rule.provenance;
+    let could = if r.how == How::Could {
+        " (could match)"
+    } else {
+        ""
+    };
+    let mut s = format!("{what} {}{could} ({} {})", r.rule.text, p.source, p.item());
+    if let Some(reason) = &r.rule.reason {
+        s.push_str(": ");
+        s.push_str(reason);
+    }
+    s
+}
