@@ -449,7 +449,9 @@ mod tests {
             Provenance::standalone(List::Deny),
         )
         .unwrap();
-        let Pattern::Path(q) = &anchored.pattern else { panic!() };
+        let Pattern::Path(q) = &anchored.pattern else {
+            panic!()
+        };
         assert!(!path_variants(q).unwrap().iter().any(|v| could(&t, v, true)));
         let t = dynamic_path_atoms("$F");
         assert!(path_variants(p).unwrap().iter().any(|v| could(&t, v, true)));
