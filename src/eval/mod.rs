@@ -659,7 +659,11 @@ fn literal_dir_under(r: &Rule, dir: &str, read: &str) -> bool {
     let Pattern::Path(p) = &r.pattern else {
         return false;
     };
-    if !p.anchored {
+    // A directory rule: anchored, or written with a trailing `/**` or
+    // `/` (claude-code deny rules widen those to any depth, but their
+    // literal directory is still taken at the anchor, SPEC §13).
+    let spec = r.text.strip_suffix(')').unwrap_or(&r.text);
+    if !p.anchored && !spec.ends_with("/**") && !spec.ends_with('/') {
         return false;
     }
     let mut lit = dir.trim_end_matches('/').to_string();
