@@ -24,13 +24,24 @@ use crate::rule::{Dialect, DomainPattern, Effect, Pattern, Rule};
 pub struct ReferenceEvaluator {
     rules: Vec<Rule>,
     facts: PolicyFacts,
+    /// Rule positions in precedence order: deny, ask, allow; each in
+    /// policy order.
+    order: Vec<usize>,
+}
+
+fn precedence_order(rules: &[Rule]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..rules.len()).collect();
+    order.sort_by_key(|&i| (rules[i].effect, i));
+    order
 }
 
 impl ReferenceEvaluator {
     /// The evaluator of a loaded policy.
     pub fn new(policy: &LoadedPolicy) -> ReferenceEvaluator {
+        let rules = policy.rules().to_vec();
         ReferenceEvaluator {
-            rules: policy.rules().to_vec(),
+            order: precedence_order(&rules),
+            rules,
             facts: PolicyFacts::of(policy),
         }
     }
@@ -44,7 +55,11 @@ impl ReferenceEvaluator {
                 facts.sources.push((name, SourceRoot::Project));
             }
         }
-        ReferenceEvaluator { rules, facts }
+        ReferenceEvaluator {
+            order: precedence_order(&rules),
+            rules,
+            facts,
+        }
     }
 
     /// The rules, in policy order.
@@ -182,7 +197,7 @@ impl ReferenceEvaluator {
         let narrowing = |r: &Rule| r.effect != Effect::Allow;
         match &a.target {
             Target::Run { cands, holes, .. } if !holes.is_empty() => {
-                let pool = (0..self.rules.len()).filter(|&i| {
+                let pool = self.order.iter().copied().filter(|&i| {
                     let r = &self.rules[i];
                     !certain.contains(&i)
                         && narrowing(r)
@@ -208,7 +223,7 @@ impl ReferenceEvaluator {
                 recursive,
                 ..
             } if *glob || *recursive => {
-                let pool = (0..self.rules.len()).filter(|&i| {
+                let pool = self.order.iter().copied().filter(|&i| {
                     let r = &self.rules[i];
                     !certain.contains(&i)
                         && narrowing(r)
@@ -233,7 +248,7 @@ impl ReferenceEvaluator {
                     Access::Read => "Read",
                     Access::Edit => "Edit",
                 };
-                let pool = (0..self.rules.len()).filter(|&i| {
+                let pool = self.order.iter().copied().filter(|&i| {
                     let r = &self.rules[i];
                     narrowing(r)
                         && matches!(r.pattern, Pattern::Path(_))
@@ -250,7 +265,7 @@ impl ReferenceEvaluator {
                 );
             }
             Target::DynamicHost => {
-                let pool = (0..self.rules.len()).filter(|&i| {
+                let pool = self.order.iter().copied().filter(|&i| {
                     narrowing(&self.rules[i]) && matches!(self.rules[i].pattern, Pattern::Domain(_))
                 });
                 eval::could_budget(pool, found);

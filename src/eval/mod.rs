@@ -586,9 +586,13 @@ pub(crate) fn could_commands<'r, I: Copy + Ord>(
     }
 }
 
-/// Over budget (or with no way to tell): the first rule could match.
-pub(crate) fn could_budget<I: Copy + Ord>(pool: impl Iterator<Item = I>, out: &mut Vec<(I, How)>) {
-    if let Some(first) = pool.min() {
+/// Over budget (or with no way to tell): the first rule of the pool —
+/// given in precedence order — could match.
+pub(crate) fn could_budget<I: Copy + Ord>(
+    mut pool: impl Iterator<Item = I>,
+    out: &mut Vec<(I, How)>,
+) {
+    if let Some(first) = pool.next() {
         out.push((first, How::Could));
     }
 }
