@@ -4,6 +4,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 pub mod explain;
+pub mod lint;
 pub mod match_rules;
 pub mod policy_args;
 
@@ -21,6 +22,9 @@ enum Command {
     MatchRules(match_rules::Args),
     /// Explain how a command is read, or how a call is decided.
     Explain(explain::Args),
+    /// Report rules that do not parse, never decide, or allow more than
+    /// they seem to.
+    Lint(lint::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -29,5 +33,6 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::MatchRules(args) => match_rules::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Lint(args) => lint::run(args),
     }
 }
