@@ -218,11 +218,11 @@ fn read_script(
     if unterminated && !p.st.abort {
         p.st.fail(Reason::Unterminated, script, src.len()..src.len());
     }
-    resolve_shells(st, src, script, first_cmd, feeds_before);
+    resolve_shells(st, script, first_cmd, feeds_before);
 }
 
 /// Shells in this script that read a here-document, a here-string or a pipe.
-fn resolve_shells(st: &mut State, src: &[u8], script: usize, first: usize, feeds_before: usize) {
+fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usize) {
     let feeds: Vec<PipeFeed> = st.feeds.drain(feeds_before..).collect();
     let mut found: Vec<(usize, Option<usize>)> = Vec::new(); // (shell, producer)
     let mut piped: Vec<usize> = Vec::new();
@@ -286,7 +286,6 @@ fn resolve_shells(st: &mut State, src: &[u8], script: usize, first: usize, feeds
             Err(at) => st.fail(Reason::DynamicScript, script, at),
         }
     }
-    let _ = src;
 }
 
 /// Reads `text` as a script that a shell runs; its commands are appended.
