@@ -253,7 +253,11 @@ mod tests {
             ("/p", "//x"),
             ("/p", ".hidden/..x"),
         ] {
-            assert_eq!(join_fast(dir, path), join_lexical(dir, path), "{dir} {path}");
+            assert_eq!(
+                join_fast(dir, path),
+                join_lexical(dir, path),
+                "{dir} {path}"
+            );
         }
         assert!(
             EvalContext::new("/a")
