@@ -34,6 +34,7 @@ pub mod lint;
 pub mod paths;
 pub mod policy;
 pub mod reference;
+pub mod reference_eval;
 pub mod rule;
 pub mod shell;
 
@@ -43,6 +44,7 @@ pub mod cli;
 
 pub use crate::error::{Error, ErrorKind, Location};
 pub use crate::eval::call::ToolCall;
+pub use crate::eval::{Decision, EvalContext, Evaluator, Verdict};
 pub use crate::reference::MatchContext;
 pub use crate::rule::{Dialect, Effect, List, Pattern, Provenance, Rule};
 

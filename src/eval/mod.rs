@@ -1,3 +1,744 @@
-//! Stage 3: from a tool call to a decision.
+//! Stage 3: from a tool call to a decision with its reasons (SPEC §9).
+//!
+//! # Use
+//!
+//! Build an [`Evaluator`] once from a policy — it compiles the rules into
+//! one matcher per tool kind — and call [`Evaluator::evaluate`] for each
+//! call, with the [`EvalContext`] the call is made in:
+//!
+//! ```
+//! use toolgate::eval::{EvalContext, Evaluator, Verdict};
+//! use toolgate::policy::LoadedPolicy;
+//! use toolgate::{Effect, ToolCall};
+//!
+//! let mut policy = LoadedPolicy::new();
+//! policy.add_rule(Effect::Allow, "Bash(git *)")?;
+//! policy.add_rule(Effect::Deny, "Bash(git push --force:*)")?;
+//! policy.add_rule(Effect::Deny, "Read(.env)")?;
+//! let eval = Evaluator::new(&policy)?;
+//! let ctx = EvalContext::new("/work/app")?;
+//!
+//! let call = |v| ToolCall::from_json(&v).unwrap();
+//! let d = eval.evaluate(&call(serde_json::json!(
+//!     {"tool": "Bash", "input": {"command": "git status && git log"}})), &ctx)?;
+//! assert_eq!(d.verdict, Verdict::Allow);
+//! assert_eq!(d.rule_text(), Some("Bash(git *)"));
+//!
+//! // A wrapper, an option before the subcommand: still the deny rule.
+//! let d = eval.evaluate(&call(serde_json::json!(
+//!     {"tool": "Bash", "input": {"command": "sudo git -C . push --force"}})), &ctx)?;
+//! assert_eq!(d.verdict, Verdict::Deny);
+//! assert_eq!(d.rule_text(), Some("Bash(git push --force:*)"));
+//!
+//! // The files a command reads meet the Read rules.
+//! let d = eval.evaluate(&call(serde_json::json!(
+//!     {"tool": "Bash", "input": {"command": "git diff > /dev/null; cat .env"}})), &ctx)?;
+//! assert_eq!(d.verdict, Verdict::Deny);
+//! # Ok::<(), toolgate::Error>(())
+//! ```
+//!
+//! # What happens to a call
+//!
+//! 1. **Actions** (SPEC §9.1). A Bash call is read by [`crate::shell`]: one
+//!    *run* per invocation (wrappers peeled, SPEC §8.2), a *read* or *edit*
+//!    per file it names (SPEC §8.5), a *fetch* per host, and the command
+//!    as a whole (exact rules; every deny and ask rule when the reading is
+//!    incomplete). A file tool's call is one read or edit of its path
+//!    (made absolute against the cwd, `~` expanded, `.`/`..` collapsed,
+//!    and — when the context follows symlinks — with its symlink chain and
+//!    real path). A `WebFetch` is a fetch of its URL's host. Any other
+//!    call is a use of its tool.
+//! 2. **Matches** (SPEC §8.4). Every candidate text of a run serves deny
+//!    and ask rules; only the certain ones serve allow rules. Dynamic and
+//!    glob words are matched by their source text, and a deny or ask rule
+//!    that *could* match one of their values makes the action ask. A
+//!    recursive read or write of a directory could match the deny and ask
+//!    rules whose literal directory lies under it.
+//! 3. **Precedence** (SPEC §9.2, `decide.rs`): deny over ask over allow;
+//!    the reported rule is the first of the deciding effect in policy
+//!    order; a Bash call is allowed only if every run is (and every file
+//!    that needs approval: reads outside the working directories, every
+//!    edit). An incomplete reading is asked about unless a deny rule
+//!    matched.
+//! 4. **Modes** (SPEC §9.3, `mode.rs`), only when the context has one.
+//!
+//! The reference evaluator ([`crate::reference_eval`]) derives the same
+//! actions and matches them rule by rule with the reference matchers; the
+//! differential tests hold the two to the same verdict and deciding rule.
 
+pub(crate) mod action;
+mod bash;
 pub mod call;
+mod context;
+mod decide;
+mod decision;
+pub mod mode;
+pub(crate) mod tokens;
+pub(crate) mod unify;
+
+pub use context::EvalContext;
+pub use decision::{
+    ActionKind, ActionReport, DecidingRule, Decision, How, Outcome, RuleMatch, Verdict,
+};
+
+use crate::compile::{AnchorDirs, Kind, Matches, Policy};
+use crate::error::Error;
+use crate::policy::{AdditionalDirectory, LoadedPolicy, PermissionMode, SourceRoot};
+use crate::rule::{DomainPattern, Effect, Pattern, Rule};
+use action::{Access, Action, Target};
+use call::ToolCall;
+use serde_json::Value;
+use std::sync::Arc;
+
+/// Above this many deny and ask rules that could match a dynamic word, an
+/// action simply asks (SPEC §8.4).
+pub const COULD_BUDGET: usize = 64;
+
+/// The policy-level facts both evaluators need besides the rules.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PolicyFacts {
+    /// `(source name, root)` of each source.
+    pub sources: Vec<(Arc<str>, SourceRoot)>,
+    pub additional: Vec<AdditionalDirectory>,
+    pub default_mode: Option<PermissionMode>,
+    pub disable_bypass: bool,
+}
+
+impl PolicyFacts {
+    pub(crate) fn of(policy: &LoadedPolicy) -> PolicyFacts {
+        PolicyFacts {
+            sources: policy
+                .sources()
+                .iter()
+                .map(|s| (s.name.clone(), s.root.clone()))
+                .collect(),
+            additional: policy.additional_directories().to_vec(),
+            default_mode: policy.default_mode(),
+            disable_bypass: policy.disable_bypass(),
+        }
+    }
+
+    /// The root directory of the source named `name` (absolute,
+    /// normalised), for `/x` rules; `None` when unknown.
+    pub(crate) fn source_root(&self, name: &str, ctx: &EvalContext) -> Option<String> {
+        let (_, root) = self.sources.iter().find(|(n, _)| &**n == name)?;
+        match root {
+            SourceRoot::Project => Some(ctx.project_dir().to_string()),
+            SourceRoot::Dir(d) => crate::paths::normalize_lexical(d.to_str()?),
+        }
+    }
+
+    pub(crate) fn effective_mode(
+        &self,
+        requested: Option<PermissionMode>,
+    ) -> Option<PermissionMode> {
+        match requested.or(self.default_mode) {
+            Some(PermissionMode::BypassPermissions) if self.disable_bypass => {
+                Some(PermissionMode::Default)
+            }
+            m => m,
+        }
+    }
+
+    pub(crate) fn with_dirs(&self, mut ctx: EvalContext) -> Result<EvalContext, Error> {
+        for d in &self.additional {
+            if (d.path == "~" || d.path.starts_with("~/")) && ctx.home().is_none() {
+                continue;
+            }
+            ctx = ctx.with_additional_dir(&d.path)?;
+        }
+        Ok(ctx)
+    }
+}
+
+/// The compiled evaluator: built once from a policy, asked once per call.
+///
+/// Cheap to share across threads (`&Evaluator` is all `evaluate` needs).
+#[derive(Clone, Debug)]
+pub struct Evaluator {
+    policy: Policy,
+    facts: PolicyFacts,
+    /// Field names that field rules read.
+    fields: Vec<String>,
+    /// Deny and ask command rules with their literal prefix (ids).
+    could_commands: Vec<(u32, String)>,
+    /// Deny and ask path rules (ids) by access.
+    could_read: Vec<u32>,
+    could_edit: Vec<u32>,
+    /// Deny and ask domain rules (ids); those on `domain:*`.
+    could_domains: Vec<u32>,
+    any_domains: Vec<u32>,
+    /// Each source's root, normalised once (`None`: the project directory
+    /// of the call).
+    roots: Vec<(Arc<str>, Option<String>)>,
+}
+
+impl Evaluator {
+    /// Compiles a loaded policy (its rules in policy order, its sources'
+    /// roots, its additional directories and default mode).
+    pub fn new(policy: &LoadedPolicy) -> Result<Evaluator, Error> {
+        Evaluator::build(policy.rules().to_vec(), PolicyFacts::of(policy))
+    }
+
+    /// Compiles bare rules (in policy order). `/x` rules are anchored at
+    /// the project directory of each call.
+    pub fn from_rules(rules: Vec<Rule>) -> Result<Evaluator, Error> {
+        let mut facts = PolicyFacts::default();
+        for r in &rules {
+            let name = r.provenance.source.clone();
+            if !facts.sources.iter().any(|(n, _)| *n == name) {
+                facts.sources.push((name, SourceRoot::Project));
+            }
+        }
+        Evaluator::build(rules, facts)
+    }
+
+    fn build(rules: Vec<Rule>, facts: PolicyFacts) -> Result<Evaluator, Error> {
+        let policy = Policy::new(rules)?;
+        let mut e = Evaluator {
+            policy,
+            facts,
+            fields: Vec::new(),
+            could_commands: Vec::new(),
+            could_read: Vec::new(),
+            could_edit: Vec::new(),
+            could_domains: Vec::new(),
+            any_domains: Vec::new(),
+            roots: Vec::new(),
+        };
+        for (name, root) in &e.facts.sources {
+            let dir = match root {
+                SourceRoot::Project => None,
+                SourceRoot::Dir(d) => match d.to_str().and_then(crate::paths::normalize_lexical) {
+                    Some(d) => Some(d),
+                    // A root that is not UTF-8 or not absolute anchors nothing.
+                    None => continue,
+                },
+            };
+            e.roots.push((name.clone(), dir));
+        }
+        for (id, r) in e.policy.rules().iter().enumerate() {
+            let id = id as u32;
+            if let Pattern::Field { field, .. } = &r.pattern {
+                if !e.fields.contains(field) {
+                    e.fields.push(field.clone());
+                }
+            }
+            if r.effect == Effect::Allow {
+                continue;
+            }
+            match &r.pattern {
+                Pattern::Command(p) => e
+                    .could_commands
+                    .push((id, unify::command_literal_prefix(&p.form).to_string())),
+                Pattern::Path(_) => {
+                    if r.governs("Read") {
+                        e.could_read.push(id);
+                    }
+                    if r.governs("Edit") {
+                        e.could_edit.push(id);
+                    }
+                }
+                Pattern::Domain(d) => {
+                    e.could_domains.push(id);
+                    if *d == DomainPattern::Any {
+                        e.any_domains.push(id);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(e)
+    }
+
+    /// The rules, in id order (deny, ask, allow; each in policy order).
+    pub fn rules(&self) -> &[Rule] {
+        self.policy.rules()
+    }
+
+    /// The compiled policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The mode to evaluate in: `requested` (a call's own mode, or the
+    /// `--mode` flag), else the policy's `defaultMode`; a
+    /// `bypassPermissions` becomes `default` when the policy disables it.
+    /// Hooks do not call this: they never resolve modes (SPEC §9.3).
+    pub fn effective_mode(&self, requested: Option<PermissionMode>) -> Option<PermissionMode> {
+        self.facts.effective_mode(requested)
+    }
+
+    /// `ctx` with the policy's `additionalDirectories` added (relative ones
+    /// against its project directory; `~/x` ones only when it has a home).
+    pub fn with_policy_dirs(&self, ctx: EvalContext) -> Result<EvalContext, Error> {
+        self.facts.with_dirs(ctx)
+    }
+
+    /// Decides `call` in `ctx` (SPEC §9). An error only for a call that is
+    /// malformed for its tool (a Bash call without a string `command`, a
+    /// file tool without a path, a `WebFetch` without a `url`).
+    pub fn evaluate<'p>(
+        &'p self,
+        call: &ToolCall,
+        ctx: &EvalContext,
+    ) -> Result<Decision<'p>, Error> {
+        let actions = action::derive(call, ctx)?;
+        let roots_ref: Vec<(&str, &str)> = self
+            .roots
+            .iter()
+            .map(|(n, d)| (&**n, d.as_deref().unwrap_or(ctx.project_dir())))
+            .collect();
+        let dirs = AnchorDirs {
+            home: ctx.home(),
+            project: Some(ctx.project_dir()),
+            sources: &roots_ref,
+        };
+        let mut m = Matches::new();
+        let call_ids = self.call_ids(call, &mut m);
+        let mut all = Vec::with_capacity(actions.list.len());
+        for a in &actions.list {
+            let mut ids: Vec<(u32, How)> = Vec::new();
+            if a.call_rules {
+                ids.extend(call_ids.iter().map(|&id| (id, How::Matches)));
+            }
+            self.match_target(call, a, ctx, &dirs, &mut m, &mut ids);
+            all.push(
+                ids.into_iter()
+                    .filter_map(|(id, how)| {
+                        Some(RuleMatch {
+                            rule: self.policy.rule(id)?,
+                            index: self.policy.input_index(id)?,
+                            how,
+                        })
+                    })
+                    .collect(),
+            );
+        }
+        propagate_exact_allow(&actions.list, &mut all);
+        Ok(decide::decide(
+            actions.list,
+            all,
+            actions.incomplete,
+            ctx.mode(),
+        ))
+    }
+
+    /// Tool-name and field rules of the call.
+    fn call_ids(&self, call: &ToolCall, m: &mut Matches) -> Vec<u32> {
+        let tool = call.tool.as_str();
+        self.policy.find(Kind::Tool, Some(tool), tool, m);
+        let mut ids = m.ids().to_vec();
+        for f in &self.fields {
+            let text = match call.input.get(f) {
+                Some(Value::String(s)) => s.clone(),
+                Some(Value::Number(n)) => n.to_string(),
+                Some(Value::Bool(b)) => b.to_string(),
+                _ => continue,
+            };
+            self.policy.find_field(Some(tool), f, &text, m);
+            ids.extend_from_slice(m.ids());
+        }
+        ids
+    }
+
+    fn match_target(
+        &self,
+        call: &ToolCall,
+        a: &Action,
+        ctx: &EvalContext,
+        dirs: &AnchorDirs<'_>,
+        m: &mut Matches,
+        ids: &mut Vec<(u32, How)>,
+    ) {
+        let rule = |id: u32| self.policy.rule(id);
+        let tool = call.tool.as_str();
+        match &a.target {
+            Target::Tool => {}
+            Target::Run {
+                cands,
+                words,
+                holes,
+                exec,
+            } => {
+                for c in cands {
+                    self.policy.find(Kind::Command, Some(tool), &c.text, m);
+                    for &id in m.ids() {
+                        let Some(r) = rule(id) else { continue };
+                        if r.effect != Effect::Allow || (c.for_allow && names_exec(r, exec)) {
+                            ids.push((id, How::Matches));
+                        }
+                    }
+                }
+                for &id in self.policy.token_rules() {
+                    if let Some(r) = rule(id) {
+                        if let Pattern::Tokens(t) = &r.pattern {
+                            if r.governs(tool) && tokens::tokens_match(t, words) {
+                                ids.push((id, How::Matches));
+                            }
+                        }
+                    }
+                }
+                if !holes.is_empty() {
+                    let certain: Vec<u32> = ids.iter().map(|&(id, _)| id).collect();
+                    let compatible = self.could_commands.iter().filter(|(id, lit)| {
+                        !certain.contains(id)
+                            && rule(*id).is_some_and(|r| r.governs(tool))
+                            && cands.iter().any(|c| prefix_compatible(&c.text, holes, lit))
+                    });
+                    could_commands(compatible.map(|(id, _)| *id), rule, cands, holes, ids);
+                }
+            }
+            Target::Raw { text, complete } => {
+                self.policy.find(Kind::Command, Some(tool), text, m);
+                for &id in m.ids() {
+                    if let Some(r) = rule(id) {
+                        if raw_applies(r, *complete) {
+                            ids.push((id, How::Matches));
+                        }
+                    }
+                }
+            }
+            Target::Path {
+                access,
+                tool: ptool,
+                from_bash,
+                widened,
+                chain,
+                glob,
+                recursive,
+            } => {
+                let kind = match access {
+                    Access::Read => Kind::Read,
+                    Access::Edit => Kind::Edit,
+                };
+                let keep = |r: &Rule| !(*from_bash && r.dialect == crate::Dialect::Strict);
+                let mut allow_first: Vec<u32> = Vec::new();
+                let last = chain.len().saturating_sub(1);
+                for (k, p) in chain.iter().enumerate() {
+                    self.policy.find_path(kind, Some(ptool), p, dirs, m);
+                    for &id in m.ids() {
+                        let Some(r) = rule(id) else { continue };
+                        if !keep(r) {
+                            continue;
+                        }
+                        if r.effect != Effect::Allow {
+                            ids.push((id, How::Matches));
+                        } else if *widened {
+                        } else if k == 0 {
+                            allow_first.push(id);
+                            if last == 0 {
+                                ids.push((id, How::Matches));
+                            }
+                        } else if k == last && allow_first.contains(&id) {
+                            ids.push((id, How::Matches));
+                        }
+                    }
+                }
+                if *glob || *recursive {
+                    let pool = match access {
+                        Access::Read => &self.could_read,
+                        Access::Edit => &self.could_edit,
+                    };
+                    let certain: Vec<u32> = ids.iter().map(|&(id, _)| id).collect();
+                    let path = chain.first().map_or("", String::as_str);
+                    let cands = pool.iter().copied().filter(|id| {
+                        !certain.contains(id)
+                            && rule(*id).is_some_and(|r| keep(r) && r.governs(ptool))
+                    });
+                    could_paths(
+                        cands,
+                        rule,
+                        |r| self.anchor_dir(r, ctx),
+                        path,
+                        *glob,
+                        *recursive,
+                        ids,
+                    );
+                }
+            }
+            Target::DynamicPath { access, text } => {
+                let pool = match access {
+                    Access::Read => &self.could_read,
+                    Access::Edit => &self.could_edit,
+                };
+                let ptool = match access {
+                    Access::Read => "Read",
+                    Access::Edit => "Edit",
+                };
+                let cands = pool.iter().copied().filter(|id| {
+                    rule(*id)
+                        .is_some_and(|r| r.dialect != crate::Dialect::Strict && r.governs(ptool))
+                });
+                could_dynamic_path(
+                    cands,
+                    rule,
+                    |r| self.anchor_dir(r, ctx),
+                    ctx.cwd(),
+                    text,
+                    ids,
+                );
+            }
+            Target::Host { host } => match host {
+                Some(h) => {
+                    self.policy.find(Kind::Domain, Some("WebFetch"), h, m);
+                    ids.extend(m.ids().iter().map(|&id| (id, How::Matches)));
+                }
+                None => ids.extend(self.any_domains.iter().map(|&id| (id, How::Matches))),
+            },
+            Target::DynamicHost => {
+                could_budget(self.could_domains.iter().copied(), ids);
+            }
+        }
+    }
+
+    fn anchor_dir(&self, r: &Rule, ctx: &EvalContext) -> Option<String> {
+        anchor_dir(r, ctx, &self.facts)
+    }
+}
+
+/// The directory a path rule is relative to in `ctx`.
+pub(crate) fn anchor_dir(r: &Rule, ctx: &EvalContext, facts: &PolicyFacts) -> Option<String> {
+    let Pattern::Path(p) = &r.pattern else {
+        return None;
+    };
+    match p.anchor {
+        crate::rule::Anchor::Root => Some("/".to_string()),
+        crate::rule::Anchor::Home => ctx.home().map(str::to_string),
+        crate::rule::Anchor::Project => Some(ctx.project_dir().to_string()),
+        crate::rule::Anchor::Source => facts.source_root(&r.provenance.source, ctx),
+    }
+}
+
+/// Whether an allow rule covers an invocation that uses options which
+/// execute or write: it must name each of them (SPEC §8.5).
+pub(crate) fn names_exec(r: &Rule, exec: &[String]) -> bool {
+    r.effect != Effect::Allow || exec.iter().all(|e| r.text.contains(e.as_str()))
+}
+
+/// Whether a rule matching the whole command text counts: exact rules
+/// always; when the reading is incomplete, every deny and ask rule
+/// (SPEC §3.2, §9.2, §13).
+pub(crate) fn raw_applies(r: &Rule, complete: bool) -> bool {
+    match &r.pattern {
+        Pattern::Command(p) => {
+            matches!(p.form, crate::rule::CommandForm::Exact(_))
+                || (!complete && r.effect != Effect::Allow)
+        }
+        _ => false,
+    }
+}
+
+/// An exact allow rule equal to the whole command stands in for an allow
+/// of each of its runs (SPEC §13).
+pub(crate) fn propagate_exact_allow(actions: &[Action], all: &mut [Vec<RuleMatch<'_>>]) {
+    let mut exact: Vec<RuleMatch<'_>> = Vec::new();
+    for (a, ms) in actions.iter().zip(all.iter()) {
+        if matches!(a.target, Target::Raw { complete: true, .. }) {
+            exact.extend(
+                ms.iter()
+                    .filter(|m| m.rule.effect == Effect::Allow)
+                    .copied(),
+            );
+        }
+    }
+    if exact.is_empty() {
+        return;
+    }
+    for (a, ms) in actions.iter().zip(all.iter_mut()) {
+        if a.kind == ActionKind::Run {
+            ms.extend(exact.iter().copied());
+        }
+    }
+}
+
+/// Whether a candidate's literal start (before its first hole) and a
+/// rule's literal prefix can agree (one starts with the other).
+pub(crate) fn prefix_compatible(text: &str, holes: &[String], lit: &str) -> bool {
+    let cut = holes
+        .iter()
+        .filter_map(|h| text.find(h.as_str()))
+        .min()
+        .unwrap_or(text.len());
+    let head = &text[..cut];
+    head.starts_with(lit) || lit.starts_with(head)
+}
+
+/// Adds the rules (deny and ask, by id or index) that could match a
+/// candidate with holes; above [`COULD_BUDGET`] only the first, as a
+/// could-match (the action asks).
+pub(crate) fn could_commands<'r, I: Copy + Ord>(
+    pool: impl Iterator<Item = I>,
+    rule: impl Fn(I) -> Option<&'r Rule>,
+    cands: &[action::Cand],
+    holes: &[String],
+    out: &mut Vec<(I, How)>,
+) {
+    let pool: Vec<I> = pool.collect();
+    if pool.len() > COULD_BUDGET {
+        could_budget(pool.into_iter(), out);
+        return;
+    }
+    let texts: Vec<Vec<unify::U<'_>>> = cands
+        .iter()
+        .map(|c| unify::text_with_holes(&c.text, holes))
+        .collect();
+    for id in pool {
+        let Some(r) = rule(id) else { continue };
+        let Pattern::Command(p) = &r.pattern else {
+            continue;
+        };
+        let variants = unify::command_variants(&p.form);
+        if texts.iter().any(|t| {
+            variants
+                .iter()
+                .any(|v| unify::could(t, v, p.case_insensitive))
+        }) {
+            out.push((id, How::Could));
+        }
+    }
+}
+
+/// Over budget (or with no way to tell): the first rule of the pool —
+/// given in precedence order — could match.
+pub(crate) fn could_budget<I: Copy + Ord>(
+    mut pool: impl Iterator<Item = I>,
+    out: &mut Vec<(I, How)>,
+) {
+    if let Some(first) = pool.next() {
+        out.push((first, How::Could));
+    }
+}
+
+/// The rule's pattern variants over absolute paths under `dir`.
+fn absolute_variants<'r>(r: &'r Rule, dir: &str) -> Option<(Vec<Vec<unify::U<'r>>>, bool)> {
+    let Pattern::Path(p) = &r.pattern else {
+        return None;
+    };
+    let head: Vec<unify::U<'r>> = dir
+        .trim_end_matches('/')
+        .chars()
+        .map(unify::U::Ch)
+        .chain(std::iter::once(unify::U::Ch('/')))
+        .collect();
+    let vs = unify::path_variants(p)?
+        .into_iter()
+        .map(|v| {
+            let mut w = head.clone();
+            w.extend(v);
+            w
+        })
+        .collect();
+    Some((vs, p.case_insensitive))
+}
+
+/// Deny and ask path rules that could match a glob path, or a file below
+/// a directory read or written recursively (SPEC §8.4, §13).
+pub(crate) fn could_paths<'r, I: Copy + Ord>(
+    pool: impl Iterator<Item = I>,
+    rule: impl Fn(I) -> Option<&'r Rule>,
+    dir_of: impl Fn(&Rule) -> Option<String>,
+    path: &str,
+    glob: bool,
+    recursive: bool,
+    out: &mut Vec<(I, How)>,
+) {
+    let pool: Vec<I> = pool.collect();
+    if glob && pool.len() > COULD_BUDGET {
+        could_budget(pool.into_iter(), out);
+        return;
+    }
+    let text = unify::glob_path_atoms(path);
+    for id in pool {
+        let Some(r) = rule(id) else { continue };
+        let Some(dir) = dir_of(r) else { continue };
+        let mut hit = false;
+        if glob {
+            if let Some((vs, ci)) = absolute_variants(r, &dir) {
+                hit = vs.iter().any(|v| unify::could(&text, v, ci));
+            } else {
+                hit = true;
+            }
+        }
+        if !hit && recursive {
+            hit = literal_dir_under(r, &dir, path);
+        }
+        if hit {
+            out.push((id, How::Could));
+        }
+    }
+}
+
+/// Whether the literal directory part of an anchored path rule lies at or
+/// below `read` (a directory read recursively): `Read(secrets/**)` under
+/// `rg key .`; any-depth basename rules (`.env`, `*.pem`) never do.
+fn literal_dir_under(r: &Rule, dir: &str, read: &str) -> bool {
+    let Pattern::Path(p) = &r.pattern else {
+        return false;
+    };
+    // A directory rule: anchored, or written with a trailing `/**` or
+    // `/` (claude-code deny rules widen those to any depth, but their
+    // literal directory is still taken at the anchor, SPEC §13).
+    let spec = r.text.strip_suffix(')').unwrap_or(&r.text);
+    if !p.anchored && !spec.ends_with("/**") && !spec.ends_with('/') {
+        return false;
+    }
+    let mut lit = dir.trim_end_matches('/').to_string();
+    for s in &p.segments {
+        match s {
+            crate::rule::Segment::Pieces(pieces) => match pieces.as_slice() {
+                [crate::rule::SegPiece::Literal(l)] => {
+                    lit.push('/');
+                    lit.push_str(l);
+                }
+                _ => break,
+            },
+            crate::rule::Segment::DoubleStar => break,
+        }
+    }
+    let lit = if lit.is_empty() { "/".to_string() } else { lit };
+    if p.case_insensitive {
+        crate::paths::relative_to(&lit.to_lowercase(), &read.to_lowercase()).is_some()
+    } else {
+        crate::paths::relative_to(&lit, read).is_some()
+    }
+}
+
+/// Deny and ask path rules that could match some value of a dynamic path
+/// word.
+pub(crate) fn could_dynamic_path<'r, I: Copy + Ord>(
+    pool: impl Iterator<Item = I>,
+    rule: impl Fn(I) -> Option<&'r Rule>,
+    dir_of: impl Fn(&Rule) -> Option<String>,
+    cwd: &str,
+    text: &str,
+    out: &mut Vec<(I, How)>,
+) {
+    let pool: Vec<I> = pool.collect();
+    if pool.len() > COULD_BUDGET {
+        could_budget(pool.into_iter(), out);
+        return;
+    }
+    let mut atoms = unify::dynamic_path_atoms(text);
+    if matches!(atoms.first(), Some(unify::U::Ch(c)) if *c != '/') {
+        let mut abs: Vec<unify::U<'_>> = cwd
+            .trim_end_matches('/')
+            .chars()
+            .map(unify::U::Ch)
+            .collect();
+        abs.push(unify::U::Ch('/'));
+        abs.extend(atoms);
+        atoms = abs;
+    }
+    for id in pool {
+        let Some(r) = rule(id) else { continue };
+        let Some(dir) = dir_of(r) else { continue };
+        let hit = match absolute_variants(r, &dir) {
+            Some((vs, ci)) => vs.iter().any(|v| unify::could(&atoms, v, ci)),
+            None => true,
+        };
+        if hit {
+            out.push((id, How::Could));
+        }
+    }
+}

@@ -1,0 +1,290 @@
+//! Sorting lowered patterns into strategies and building their automata
+//! within the size limits.
+//!
+//! A DFA over *all* of a real policy's rules blows up: a `*x*` rule doubles
+//! the states, a `*x` rule multiplies every other rule's states (BENCHMARKS.md
+//! and the research notes it cites). So patterns are grouped by shape
+//! ([`Place`], latching or not), each group gets its own DFA, and latching
+//! patterns are compiled a few at a time. A group whose DFA would exceed the
+//! size limit is split in two and retried, up to a budget of failed
+//! attempts; what still does not fit is matched rule by rule by a bounded
+//! engine ([`meta::Regex`]: a lazy DFA with a fixed cache, then a PikeVM),
+//! with the same answers.
+
+use super::Config;
+use super::lower::{Lowered, Place, Shape};
+use super::matcher::{Auto, KindMatcher, Slow};
+use regex_automata::dfa::{StartKind, dense};
+use regex_automata::nfa::thompson;
+use regex_automata::util::syntax;
+use regex_automata::{MatchKind, meta};
+use std::collections::HashMap;
+
+/// Why a kind's matcher could not be built.
+#[derive(Debug)]
+pub(crate) struct BuildFailure {
+    /// The rule that could not be compiled.
+    pub(crate) id: u32,
+    /// What went wrong (one lowercase clause).
+    pub(crate) message: String,
+}
+
+fn syntax_config() -> syntax::Config {
+    syntax::Config::new().utf8(false).unicode(true)
+}
+
+// The error is regex-automata's own, returned once per build attempt.
+#[allow(clippy::result_large_err)]
+fn build_dfa(
+    res: &[&str],
+    rev: bool,
+    limit: usize,
+    cfg: &Config,
+) -> Result<dense::DFA<Vec<u32>>, regex_automata::dfa::dense::BuildError> {
+    dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .match_kind(MatchKind::All)
+                .start_kind(StartKind::Anchored)
+                .minimize(false)
+                .accelerate(false)
+                .byte_classes(true)
+                .dfa_size_limit(Some(limit))
+                .determinize_size_limit(Some(limit)),
+        )
+        .syntax(syntax_config())
+        .thompson(
+            thompson::Config::new()
+                .utf8(false)
+                .reverse(rev)
+                .nfa_size_limit(Some(cfg.nfa_size_limit)),
+        )
+        .build_many(res)
+}
+
+/// Builds the bounded fallback for one rule.
+pub(crate) fn build_slow(re: &str, rev: bool, id: u32, cfg: &Config) -> Result<Slow, BuildFailure> {
+    let full = if rev {
+        format!("{}(?:{re})$", super::lower::ANY_RUN)
+    } else {
+        re.to_string()
+    };
+    let regex = meta::Builder::new()
+        .configure(
+            meta::Config::new()
+                .match_kind(MatchKind::All)
+                .utf8_empty(false)
+                .nfa_size_limit(Some(cfg.nfa_size_limit))
+                .hybrid_cache_capacity(cfg.fallback_cache),
+        )
+        .syntax(syntax_config())
+        .build(&full)
+        .map_err(|e| BuildFailure {
+            id,
+            message: format!("rule does not compile within the size limits: {e}"),
+        })?;
+    Ok(Slow {
+        re: regex,
+        src: re.to_string(),
+        rev,
+        id,
+    })
+}
+
+/// `(rule id, regex, first byte)`.
+type Pat<'a> = (u32, &'a str, Option<u8>);
+
+struct Group<'a> {
+    rev: bool,
+    limit: usize,
+    /// `(rule ids, regex, first byte)`.
+    pats: Vec<(Vec<u32>, &'a str, Option<u8>)>,
+    /// Walked only for haystacks whose first byte some pattern starts with.
+    dispatch: bool,
+}
+
+/// Builds the matcher of one kind from `(rule id, lowered pattern)` pairs.
+pub(crate) fn build(
+    lowered: &[(u32, Lowered)],
+    term: Option<u8>,
+    cfg: &Config,
+) -> Result<KindMatcher, BuildFailure> {
+    let mut m = KindMatcher {
+        term,
+        ..KindMatcher::default()
+    };
+    let mut exact: HashMap<Box<[u8]>, Vec<u32>> = HashMap::new();
+    // [place][shape]
+    let mut by: [[Vec<Pat<'_>>; 3]; 4] = Default::default();
+    for (id, l) in lowered {
+        m.id_bound = m.id_bound.max(id.saturating_add(1));
+        match l {
+            Lowered::Always => m.always.push(*id),
+            Lowered::Never => {}
+            Lowered::Exact(s) => exact
+                .entry(s.as_bytes().to_vec().into_boxed_slice())
+                .or_default()
+                .push(*id),
+            Lowered::Regex {
+                place,
+                shape,
+                first,
+                re,
+            } => {
+                let p = match place {
+                    Place::Fwd => 0,
+                    Place::Float => 1,
+                    Place::Rev => 2,
+                    Place::FloatStar => 3,
+                };
+                let s = match shape {
+                    Shape::Pure => 0,
+                    Shape::Tracking => 1,
+                    Shape::Latching => 2,
+                };
+                by[p][s].push((*id, re.as_str(), *first));
+            }
+        }
+    }
+    m.exact = exact;
+    let mut groups = Vec::new();
+    // Identical regexes (a rule read in two dialects, or twice) are
+    // compiled once, for all their rules.
+    let by = by.map(|shapes| {
+        shapes.map(|pats| {
+            let mut index: HashMap<&str, usize> = HashMap::new();
+            let mut out: Vec<(Vec<u32>, &str, Option<u8>)> = Vec::new();
+            for (id, re, first) in pats {
+                match index.get(re) {
+                    Some(&i) => out[i].0.push(id),
+                    None => {
+                        index.insert(re, out.len());
+                        out.push((vec![id], re, first));
+                    }
+                }
+            }
+            out
+        })
+    });
+    for (p, shapes) in by.into_iter().enumerate() {
+        let rev = p == 2;
+        for (s, mut pats) in shapes.into_iter().enumerate() {
+            if pats.is_empty() {
+                continue;
+            }
+            if s == 0 {
+                // Pure patterns never multiply: one automaton.
+                groups.push(Group {
+                    rev,
+                    limit: cfg.dfa_size_limit,
+                    pats,
+                    dispatch: false,
+                });
+                continue;
+            }
+            // Tracking and latching patterns multiply the states of those
+            // alive beside them: a bounded number per automaton. Forward
+            // literal-led ones are sorted by prefix (so those sharing one
+            // share an automaton) and each automaton is walked only when the
+            // haystack starts with one of its first bytes.
+            let chunk = if s == 1 {
+                cfg.fwd_group_size
+            } else {
+                cfg.latch_group_size
+            };
+            if p == 0 {
+                pats.sort_by(|a, b| (a.2.is_none(), a.2, a.1).cmp(&(b.2.is_none(), b.2, b.1)));
+            }
+            for c in pats.chunks(chunk.max(1)) {
+                groups.push(Group {
+                    rev,
+                    limit: cfg.latch_size_limit,
+                    pats: c.to_vec(),
+                    dispatch: p == 0,
+                });
+            }
+        }
+    }
+    let mut budget = cfg.split_budget;
+    let mut work = groups;
+    while let Some(g) = work.pop() {
+        let res: Vec<&str> = g.pats.iter().map(|p| p.1).collect();
+        let first = first_bytes(&g);
+        let built = build_dfa(&res, g.rev, g.limit, cfg);
+        match built {
+            Ok(dfa) => {
+                let ids: Box<[Box<[u32]>]> = g
+                    .pats
+                    .iter()
+                    .map(|p| p.0.clone().into_boxed_slice())
+                    .collect();
+                let auto = Auto::new(dfa, g.rev, ids, first).ok_or_else(|| BuildFailure {
+                    id: g
+                        .pats
+                        .first()
+                        .and_then(|p| p.0.first().copied())
+                        .unwrap_or(0),
+                    message: "automaton has no anchored start state".to_string(),
+                })?;
+                m.autos.push(auto);
+            }
+            Err(e) if e.is_size_limit_exceeded() && g.pats.len() > 1 && budget > 0 => {
+                budget -= 1;
+                let (a, b) = g.pats.split_at(g.pats.len() / 2);
+                work.push(Group {
+                    rev: g.rev,
+                    limit: g.limit,
+                    pats: a.to_vec(),
+                    dispatch: g.dispatch,
+                });
+                work.push(Group {
+                    rev: g.rev,
+                    limit: g.limit,
+                    pats: b.to_vec(),
+                    dispatch: g.dispatch,
+                });
+            }
+            Err(e) if e.is_size_limit_exceeded() => {
+                for (ids, re, _) in &g.pats {
+                    for id in ids {
+                        m.slow.push(build_slow(re, g.rev, *id, cfg)?);
+                    }
+                }
+            }
+            Err(e) => {
+                // Not a size problem: find the rule that causes it.
+                if g.pats.len() == 1 {
+                    return Err(BuildFailure {
+                        id: g.pats[0].0.first().copied().unwrap_or(0),
+                        message: format!("rule does not compile: {e}"),
+                    });
+                }
+                for p in &g.pats {
+                    work.push(Group {
+                        rev: g.rev,
+                        limit: g.limit,
+                        pats: vec![p.clone()],
+                        dispatch: g.dispatch,
+                    });
+                }
+            }
+        }
+    }
+    // Walk literal-led automata first: they die earliest.
+    m.autos
+        .sort_by_key(|a| (a.first.is_some(), a.rev, std::cmp::Reverse(a.ids.len())));
+    Ok(m)
+}
+
+/// The first bytes of a dispatched group's patterns (`None`: walk always).
+fn first_bytes(g: &Group<'_>) -> Option<[u64; 4]> {
+    if !g.dispatch {
+        return None;
+    }
+    let mut set = [0u64; 4];
+    for (_, _, first) in &g.pats {
+        let b = (*first)?;
+        set[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+    Some(set)
+}

@@ -1,0 +1,292 @@
+//! A Bash command → actions: one run per invocation, the files it reads
+//! and edits, the hosts it contacts, and the command as a whole
+//! (SPEC §8, §9.1, §13 "Evaluation").
+
+use super::action::{Access, Action, Actions, Cand, ModeFacts, Target, chain_of};
+use super::context::EvalContext;
+use super::decision::ActionKind;
+use super::mode;
+use crate::shell::files::{self, Base, FileUse, PathRef};
+use crate::shell::programs;
+use crate::shell::reduce::{self, Invocation, Role};
+use crate::shell::{self, WordKind};
+
+/// Derives the actions of the Bash command `command` into `out`.
+pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
+    let reading = shell::read(command);
+    for inc in &reading.incomplete {
+        out.incomplete.push(format!(
+            "{} ({:?})",
+            inc.reason.describe(),
+            reading.source(inc.script, &inc.span)
+        ));
+    }
+    let red = reduce::invocations(&reading);
+    for sub in &red.scripts {
+        for inc in &sub.incomplete {
+            out.incomplete.push(format!(
+                "{} ({:?})",
+                inc.reason.describe(),
+                sub.source(inc.script, &inc.span)
+            ));
+        }
+    }
+    for inv in &red.invocations {
+        for g in &inv.gaps {
+            out.incomplete
+                .push(format!("{} in {}", g.describe(), inv.program.written));
+        }
+    }
+    let complete = out.incomplete.is_empty() && red.is_complete();
+    if !complete && out.incomplete.is_empty() {
+        out.incomplete
+            .push("the command could not be read completely".to_string());
+    }
+    out.list.push(Action {
+        kind: ActionKind::Command,
+        subject: command.to_string(),
+        needs_approval: false,
+        call_rules: false,
+        target: Target::Raw {
+            text: command.to_string(),
+            complete,
+        },
+        facts: ModeFacts::default(),
+    });
+    // The call-level rules (a bare `Bash`) see the call even when it runs
+    // nothing.
+    out.list.push(Action {
+        kind: ActionKind::Use,
+        subject: "Bash".to_string(),
+        needs_approval: false,
+        call_rules: true,
+        target: Target::Tool,
+        facts: ModeFacts::default(),
+    });
+    // What needs the whole chain is computed first; then each invocation
+    // is taken apart without copying its texts.
+    let chains: Vec<Option<(bool, Vec<String>)>> = (0..red.invocations.len())
+        .map(|i| {
+            (red.invocations[i].role == Role::Command).then(|| {
+                (
+                    plain_chain(&red.invocations, i),
+                    holes_of(&red.invocations, i),
+                )
+            })
+        })
+        .collect();
+    for (inv, chain) in red.invocations.into_iter().zip(chains) {
+        let files_start = out.list.len();
+        for f in &inv.files {
+            file_actions(f, ctx, out);
+        }
+        for h in inv.hosts {
+            out.list.push(Action {
+                kind: ActionKind::Fetch,
+                needs_approval: false,
+                call_rules: false,
+                target: if h.dynamic {
+                    Target::DynamicHost
+                } else {
+                    Target::Host {
+                        host: Some(h.name.trim_end_matches('.').to_string()),
+                    }
+                },
+                subject: h.name,
+                facts: ModeFacts::default(),
+            });
+        }
+        let Some((plain, holes)) = chain else {
+            continue;
+        };
+        let mut read_only = plain
+            && !inv.program.dynamic
+            && inv.exec.is_empty()
+            && mode::read_only_command(&inv.program.base, inv.subcommand.as_deref());
+        let mut accept_edits = plain
+            && !inv.program.dynamic
+            && mode::ACCEPT_EDITS_COMMANDS.contains(&inv.program.base.as_str());
+        for a in &out.list[files_start..] {
+            if !matches!(a.kind, ActionKind::Read | ActionKind::Edit) {
+                continue;
+            }
+            let dynamic = matches!(a.target, Target::DynamicPath { .. });
+            read_only &= a.kind == ActionKind::Read && a.facts.inside && !dynamic;
+            accept_edits &= a.facts.inside && !dynamic;
+        }
+        let cands: Vec<Cand> = inv
+            .candidates
+            .into_iter()
+            .map(|c| Cand {
+                text: c.text,
+                for_allow: c.for_allow,
+            })
+            .collect();
+        let subject = cands.first().map_or_else(
+            || reduce::render_words(&inv.words, false),
+            |c| c.text.clone(),
+        );
+        out.list.push(Action {
+            kind: ActionKind::Run,
+            subject,
+            needs_approval: true,
+            call_rules: true,
+            target: Target::Run {
+                cands,
+                words: inv.words.iter().map(|w| w.text().to_string()).collect(),
+                holes,
+                exec: inv.exec,
+            },
+            facts: ModeFacts {
+                read_only,
+                accept_edits,
+                ..ModeFacts::default()
+            },
+        });
+    }
+}
+
+/// Whether every wrapper around invocation `i` is transparent and every
+/// assignment on the chain sets a safe variable (what Claude Code's mode
+/// allowances look through).
+fn plain_chain(invs: &[Invocation], i: usize) -> bool {
+    let mut cur = Some(i);
+    let mut first = true;
+    while let Some(k) = cur {
+        let Some(inv) = invs.get(k) else { break };
+        if !first
+            && inv.role == Role::Wrapper
+            && !programs::wrapper(&inv.program.base).is_some_and(|w| w.transparent)
+        {
+            return false;
+        }
+        if inv
+            .assignments
+            .iter()
+            .any(|a| !programs::SAFE_VARIABLES.contains(&a.name.as_str()))
+        {
+            return false;
+        }
+        if inv.role != Role::Wrapper && !first {
+            break;
+        }
+        first = false;
+        cur = inv.parent;
+    }
+    true
+}
+
+/// The source texts of the dynamic and glob words of invocation `i` and
+/// of the wrappers around it (its candidates hold them all).
+fn holes_of(invs: &[Invocation], i: usize) -> Vec<String> {
+    let mut holes: Vec<String> = Vec::new();
+    let mut cur = Some(i);
+    let mut first = true;
+    while let Some(k) = cur {
+        let Some(inv) = invs.get(k) else { break };
+        if !first && inv.role != Role::Wrapper {
+            break;
+        }
+        for w in inv
+            .words
+            .iter()
+            .chain(inv.assignments.iter().map(|a| &a.value))
+        {
+            if w.is_dynamic() && !holes.iter().any(|h| h == w.text()) {
+                holes.push(w.text().to_string());
+            }
+        }
+        first = false;
+        cur = inv.parent;
+    }
+    // Longest first, so a hole is never cut by a shorter one inside it.
+    holes.sort_by_key(|h| std::cmp::Reverse(h.len()));
+    holes
+}
+
+/// The absolute text of a resolved path (glob characters kept).
+fn absolute(p: &PathRef, ctx: &EvalContext) -> Option<String> {
+    let dir = match p.base {
+        Base::Cwd => ctx.cwd(),
+        Base::Home => ctx.home()?,
+        Base::Root => "/",
+    };
+    crate::paths::join_lexical(dir, &p.path)
+}
+
+fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
+    let (access, kind) = match f.access {
+        files::Access::Read => (Access::Read, ActionKind::Read),
+        files::Access::Edit => (Access::Edit, ActionKind::Edit),
+    };
+    let tool = match access {
+        Access::Read => "Read",
+        Access::Edit => "Edit",
+    };
+    let glob = f.kind == WordKind::Glob;
+    if let Some(abs) = f.path.as_ref().and_then(|p| absolute(p, ctx)) {
+        let chain = if glob {
+            vec![abs.clone()]
+        } else {
+            chain_of(&abs, ctx)
+        };
+        let inside = chain.iter().all(|p| ctx.in_working_dirs(p));
+        out.list.push(Action {
+            kind,
+            subject: abs,
+            // A read inside the working directories is covered by its
+            // command's approval; a read outside them, and every edit,
+            // needs its own (SPEC §13).
+            needs_approval: access == Access::Edit || !inside,
+            call_rules: false,
+            target: Target::Path {
+                access,
+                tool: tool.to_string(),
+                from_bash: true,
+                widened: false,
+                chain,
+                glob,
+                recursive: f.recursive,
+            },
+            facts: ModeFacts {
+                inside,
+                ..ModeFacts::default()
+            },
+        });
+        return;
+    }
+    // A path only known for deny and ask rules ($HOME/x, ~/x expanded).
+    if let Some(abs) = f.expanded.as_ref().and_then(|p| absolute(p, ctx)) {
+        out.list.push(Action {
+            kind,
+            subject: abs.clone(),
+            needs_approval: false,
+            call_rules: false,
+            target: Target::Path {
+                access,
+                tool: tool.to_string(),
+                from_bash: true,
+                widened: true,
+                chain: vec![abs],
+                glob,
+                recursive: f.recursive,
+            },
+            facts: ModeFacts::default(),
+        });
+    }
+    // A path whose value is unknown: deny and ask rules that could match
+    // it ask; a read is covered by its command's approval (whose `*` had
+    // to cover the word), an edit needs an Edit rule that nothing certain
+    // can give.
+    out.list.push(Action {
+        kind,
+        subject: f.text.clone(),
+        needs_approval: access == Access::Edit,
+        call_rules: false,
+        target: Target::DynamicPath {
+            access,
+            text: f.text.clone(),
+        },
+        facts: ModeFacts::default(),
+    });
+}

@@ -1,0 +1,240 @@
+//! tuff command token rules against one invocation's words (SPEC §7.2).
+//!
+//! A rule `[program, w1, w2, …]` matches an argv when the program's
+//! basename is `program`; when `w1` is not an option, the options before
+//! the subcommand are skipped (per the program's table) and the first
+//! remaining word is `w1`; the remaining rule words then appear in order
+//! after it. A short-option cluster in a rule (`-rf`) matches when each of
+//! its letters appears in some short cluster after the subcommand, in any
+//! order or split; a long option that is a known alias of a letter
+//! (`rm --recursive`, `git push --force`, `--force=true`) counts as it.
+
+/// Options before the subcommand that take a value (SPEC §7.2).
+const VALUE_OPTIONS: &[(&[&str], &[&str])] = &[
+    (
+        &["git"],
+        &[
+            "-C",
+            "-c",
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+            "--super-prefix",
+            "--config-env",
+        ],
+    ),
+    (
+        &["docker", "podman"],
+        &[
+            "-H",
+            "--host",
+            "-c",
+            "--context",
+            "--config",
+            "-l",
+            "--log-level",
+        ],
+    ),
+    (
+        &["kubectl", "oc"],
+        &[
+            "-n",
+            "--namespace",
+            "--context",
+            "--cluster",
+            "--kubeconfig",
+            "-s",
+            "--server",
+            "--user",
+            "--token",
+        ],
+    ),
+    (
+        &["helm"],
+        &["-n", "--namespace", "--kube-context", "--kubeconfig"],
+    ),
+    (
+        &["npm", "pnpm", "yarn"],
+        &[
+            "-C",
+            "--prefix",
+            "--dir",
+            "--cwd",
+            "--filter",
+            "-w",
+            "--workspace",
+        ],
+    ),
+    (&["cargo"], &["-C", "--config", "-Z", "--color"]),
+    (&["gh"], &["-R", "--repo"]),
+    (
+        &["aws"],
+        &["--profile", "--region", "--output", "--endpoint-url"],
+    ),
+    (&["gcloud"], &["--project", "--account", "--configuration"]),
+    (&["terraform", "tofu"], &[]),
+];
+
+/// Long options that are aliases of a short letter, by program (and
+/// subcommand): `(program, subcommand, long, letter)`.
+const ALIASES: &[(&str, &str, &str, char)] = &[
+    ("rm", "", "--recursive", 'r'),
+    ("rm", "", "--force", 'f'),
+    ("rm", "", "--dir", 'd'),
+    ("cp", "", "--recursive", 'r'),
+    ("cp", "", "--force", 'f'),
+    ("cp", "", "--archive", 'a'),
+    ("mv", "", "--force", 'f'),
+    ("chmod", "", "--recursive", 'R'),
+    ("chown", "", "--recursive", 'R'),
+    ("chgrp", "", "--recursive", 'R'),
+    ("git", "push", "--force", 'f'),
+    ("git", "push", "--delete", 'd'),
+    ("git", "clean", "--force", 'f'),
+    ("git", "clean", "--dry-run", 'n'),
+    ("git", "reset", "--quiet", 'q'),
+    ("git", "branch", "--delete", 'd'),
+    ("git", "branch", "--force", 'f'),
+    ("docker", "rm", "--force", 'f'),
+    ("docker", "rm", "--volumes", 'v'),
+    ("podman", "rm", "--force", 'f'),
+    ("kubectl", "delete", "--all", 'A'),
+];
+
+/// Letters that mean the same for a program (`rm -R` is `rm -r`).
+fn same_letter(program: &str, c: char) -> char {
+    match (program, c) {
+        ("rm" | "cp", 'R') => 'r',
+        _ => c,
+    }
+}
+
+fn basename(w: &str) -> &str {
+    w.rsplit_once('/').map_or(w, |(_, b)| b)
+}
+
+fn is_cluster(w: &str) -> bool {
+    w.len() >= 2
+        && w.starts_with('-')
+        && !w.starts_with("--")
+        && w[1..].chars().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// The letter a long option stands for, if it is a known alias.
+fn alias(program: &str, sub: &str, w: &str) -> Option<char> {
+    let long = w.split_once('=').map_or(w, |(l, _)| l);
+    ALIASES
+        .iter()
+        .find(|(p, s, l, _)| *p == program && (s.is_empty() || *s == sub) && *l == long)
+        .map(|&(_, _, _, c)| c)
+}
+
+/// The letters a word contributes (a short cluster's letters, an alias's
+/// letter).
+fn letters(program: &str, sub: &str, w: &str) -> Vec<char> {
+    if is_cluster(w) {
+        w[1..].chars().map(|c| same_letter(program, c)).collect()
+    } else if w.starts_with("--") {
+        alias(program, sub, w).into_iter().collect()
+    } else {
+        Vec::new()
+    }
+}
+
+/// Whether the token rule `rule` matches the argv `words`.
+pub(crate) fn tokens_match(rule: &[String], words: &[String]) -> bool {
+    let (Some(program), Some(first)) = (rule.first(), words.first()) else {
+        return false;
+    };
+    let prog = basename(first);
+    if prog != program {
+        return false;
+    }
+    let Some(w1) = rule.get(1) else {
+        return true;
+    };
+    let args = words.get(1..).unwrap_or(&[]);
+    let (mut rest, sub) = if w1.starts_with('-') {
+        (args, "")
+    } else {
+        let values = VALUE_OPTIONS
+            .iter()
+            .find(|(names, _)| names.contains(&prog))
+            .map_or(&[][..], |(_, v)| v);
+        let mut i = 0;
+        while let Some(a) = args.get(i) {
+            if a == "--" {
+                i += 1;
+                break;
+            }
+            if !a.starts_with('-') || a == "-" {
+                break;
+            }
+            i += if !a.contains('=') && values.contains(&a.as_str()) {
+                2
+            } else {
+                1
+            };
+        }
+        match args.get(i) {
+            Some(a) if a == w1 => (args.get(i + 1..).unwrap_or(&[]), w1.as_str()),
+            _ => return false,
+        }
+    };
+    let start = if w1.starts_with('-') { 1 } else { 2 };
+    for w in rule.get(start..).unwrap_or(&[]) {
+        let want = letters(prog, sub, w);
+        if !want.is_empty() {
+            // Each letter in some cluster (or alias) among the rest.
+            let have: Vec<char> = rest.iter().flat_map(|a| letters(prog, sub, a)).collect();
+            if !want.iter().all(|c| have.contains(c)) {
+                return false;
+            }
+            continue;
+        }
+        match rest.iter().position(|a| a == w) {
+            Some(p) => rest = rest.get(p + 1..).unwrap_or(&[]),
+            None => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn m(rule: &[&str], argv: &str) -> bool {
+        let rule: Vec<String> = rule.iter().map(|s| s.to_string()).collect();
+        let words: Vec<String> = argv.split(' ').map(str::to_string).collect();
+        tokens_match(&rule, &words)
+    }
+
+    #[test]
+    fn spec_examples() {
+        let push = ["git", "push", "--force"];
+        assert!(m(&push, "git push origin main --force"));
+        assert!(m(&push, "git -C . push --force"));
+        assert!(m(&push, "git -c x=y push -f origin"));
+        assert!(m(&push, "git push --force=true"));
+        assert!(m(&push, "/usr/bin/git push -fu origin"));
+        assert!(!m(&push, "git push --force-with-lease"));
+        assert!(!m(&push, "legit push --force"));
+        assert!(!m(&push, "git pull --force"));
+        let rm = ["rm", "-rf"];
+        for ok in [
+            "rm -rf /",
+            "rm -fr /",
+            "rm -r -f x",
+            "rm -rfv x",
+            "rm --recursive --force x",
+            "rm -R -f x",
+        ] {
+            assert!(m(&rm, ok), "{ok}");
+        }
+        assert!(!m(&rm, "rm -r x"));
+        assert!(m(&["git"], "git status"));
+        assert!(m(&["kubectl", "delete"], "kubectl -n prod delete pod x"));
+        assert!(m(&["npm", "-g"], "npm install -g x"));
+    }
+}
