@@ -91,6 +91,9 @@ pub(crate) fn build_slow(re: &str, rev: bool, id: u32, cfg: &Config) -> Result<S
     })
 }
 
+/// `(rule ids, regex, first byte)`: identical regexes merged.
+type Merged<'a> = (Vec<u32>, &'a str, Option<u8>);
+
 /// `(rule id, regex, first byte)`.
 type Pat<'a> = (u32, &'a str, Option<u8>);
 
@@ -207,7 +210,7 @@ pub(crate) fn build(
                 cfg.latch_group_size.max(1)
             };
             pats.sort_by(|a, b| (a.2.is_none(), a.2, a.1).cmp(&(b.2.is_none(), b.2, b.1)));
-            let mut chunks: Vec<Vec<(Vec<u32>, &str, Option<u8>)>> = Vec::new();
+            let mut chunks: Vec<Vec<Merged<'_>>> = Vec::new();
             let mut open_from = 0;
             for pat in pats {
                 // Chunks of an earlier first byte are closed.
