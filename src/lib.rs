@@ -77,5 +77,5 @@ pub fn match_rule_with(
         dialect,
         Provenance::standalone(List::Deny),
     )?;
-    reference::match_rule(&rule, call, ctx)
+    compile::match_rule(&rule, call, ctx)
 }

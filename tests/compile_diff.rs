@@ -512,3 +512,110 @@ proptest! {
         );
     }
 }
+
+/// `match_rule` (the compiled engine) agrees with the reference on whole
+/// calls, for every kind of rule and both dialects.
+#[test]
+fn match_rule_agrees_with_reference() {
+    use toolgate::{MatchContext, ToolCall};
+    let cases: &[(&str, serde_json::Value)] = &[
+        (
+            "Bash(npm run *)",
+            serde_json::json!({"tool": "Bash", "input": {"command": "npm run build"}}),
+        ),
+        (
+            "Bash(npm run *)",
+            serde_json::json!({"tool": "Bash", "input": {"command": "npm test"}}),
+        ),
+        (
+            "Bash(ls:*)",
+            serde_json::json!({"tool": "Bash", "input": {"command": "lsof"}}),
+        ),
+        (
+            "Bash(* --force)",
+            serde_json::json!({"tool": "Bash", "input": {"command": "git push --force"}}),
+        ),
+        (
+            "Bash(*rm -rf*)",
+            serde_json::json!({"tool": "Bash", "input": {"command": "sudo rm -rf /"}}),
+        ),
+        (
+            "Read(./src/**)",
+            serde_json::json!({"tool": "Read", "input": {"file_path": "src/a/b.ts"}}),
+        ),
+        (
+            "Read(./src/**)",
+            serde_json::json!({"tool": "Read", "input": {"file_path": "lib/x.ts"}}),
+        ),
+        (
+            "Read(.env)",
+            serde_json::json!({"tool": "Read", "input": {"file_path": "a/b/.env"}}),
+        ),
+        (
+            "Read(.env)",
+            serde_json::json!({"tool": "Grep", "input": {"path": "a/.ENV"}}),
+        ),
+        (
+            "Read(//etc/shadow)",
+            serde_json::json!({"tool": "Read", "input": {"file_path": "/etc/shadow"}}),
+        ),
+        (
+            "Read(~/.ssh/**)",
+            serde_json::json!({"tool": "Read", "input": {"file_path": "~/.ssh/id_rsa"}}),
+        ),
+        (
+            "Edit(/docs/*.md)",
+            serde_json::json!({"tool": "Edit", "input": {"file_path": "docs/a.md"}}),
+        ),
+        (
+            "WebFetch(domain:*.example.com)",
+            serde_json::json!({"tool": "WebFetch", "input": {"url": "https://a.b.example.com/x"}}),
+        ),
+        (
+            "WebFetch(domain:example.com)",
+            serde_json::json!({"tool": "WebFetch", "input": {"url": "https://www.example.com/"}}),
+        ),
+        (
+            "mcp__github__*",
+            serde_json::json!({"tool": "mcp__github__create_issue", "input": {}}),
+        ),
+        (
+            "mcp__github",
+            serde_json::json!({"tool": "mcp__gitlab__x", "input": {}}),
+        ),
+        (
+            "Agent(Explore)",
+            serde_json::json!({"tool": "Task", "input": {"subagent_type": "Explore"}}),
+        ),
+        (
+            "Read",
+            serde_json::json!({"tool": "Read", "input": {"file_path": "x"}}),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for dialect in [Dialect::Strict, Dialect::ClaudeCode] {
+        for effect in [Effect::Deny, Effect::Allow] {
+            for (text, call) in cases {
+                let call = ToolCall::from_json(call).expect("call");
+                let Ok(rule) = toolgate::rule::claude::parse_rule(
+                    text,
+                    effect,
+                    dialect,
+                    Provenance::standalone(List::Deny),
+                ) else {
+                    continue;
+                };
+                let ctx = MatchContext::new();
+                let want = reference::match_rule(&rule, &call, &ctx).map_err(|e| e.to_string());
+                let got =
+                    toolgate::compile::match_rule(&rule, &call, &ctx).map_err(|e| e.to_string());
+                if want != got {
+                    failures.push(format!(
+                        "{dialect:?} {effect:?} {text} {call:?}: {got:?} vs {want:?}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -129,15 +129,17 @@ impl Default for Config {
 
 impl Config {
     /// The defaults: 48 MiB per automaton of patterns that cannot
-    /// multiply states; literal-led patterns with inner wildcards 32 to an
-    /// automaton, other latching patterns 4, such automata at most 2 MiB;
+    /// multiply states; literal-led patterns with inner wildcards up to 256
+    /// to an automaton, of which at most 4 latching ones whose literal
+    /// prefixes nest; other latching patterns 4 to an automaton; such
+    /// automata at most 2 MiB;
     /// 8 splits per kind; 8 MiB per rule's NFA; a 2 MiB lazy-DFA cache per
     /// fallback rule.
     pub fn new() -> Config {
         Config {
             dfa_size_limit: 48 << 20,
             latch_group_size: 4,
-            fwd_group_size: 32,
+            fwd_group_size: 256,
             latch_size_limit: 2 << 20,
             split_budget: 8,
             nfa_size_limit: 8 << 20,
@@ -717,4 +719,119 @@ pub fn form_matches(form: &CommandForm, text: &str) -> Result<bool, Error> {
         &single(lower::lower_form(form, false), None)?,
         text.as_bytes(),
     ))
+}
+
+/// Does `rule` match `call`? The `match-rules` question (SPEC §10.1), by
+/// the compiled engine: the rule is compiled on its own and queried. Same
+/// semantics and errors as [`crate::reference::match_rule`], which stays the
+/// oracle it is tested against.
+pub fn match_rule(
+    rule: &Rule,
+    call: &crate::ToolCall,
+    ctx: &crate::MatchContext,
+) -> Result<bool, Error> {
+    if !rule.governs(&call.tool) {
+        return Ok(false);
+    }
+    let call_error = |m: String| Error::new(ErrorKind::Call, m);
+    match &rule.pattern {
+        Pattern::Any => Ok(true),
+        Pattern::Opaque(_) => Ok(false),
+        Pattern::Command(p) => match call.command() {
+            Some(text) => command_matches(p, text),
+            None => Err(call_error(format!(
+                "a {} call needs a string command for rule {}",
+                call.tool, rule.text
+            ))),
+        },
+        Pattern::Field { field, form } => {
+            let text = match call.input.get(field) {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(serde_json::Value::Number(n)) => n.to_string(),
+                Some(serde_json::Value::Bool(b)) => b.to_string(),
+                _ => return Ok(false),
+            };
+            form_matches(form, &text)
+        }
+        Pattern::Domain(p) => {
+            let Some(url) = call.url() else {
+                return Err(call_error(format!(
+                    "a {} call needs a string url for rule {}",
+                    call.tool, rule.text
+                )));
+            };
+            domain_matches(p, &crate::reference::host_of(url)?)
+        }
+        Pattern::Path(p) => {
+            let path = match call.path() {
+                Some(path) => path,
+                None if matches!(call.tool.as_str(), "Glob" | "Grep" | "LSP") => ".",
+                None => {
+                    return Err(call_error(format!(
+                        "a {} call needs a string file_path (or path) for rule {}",
+                        call.tool, rule.text
+                    )));
+                }
+            };
+            path_rule_matches(p, path, ctx)
+        }
+        Pattern::Tokens(_) => Err(call_error(format!(
+            "rule {} is a command token rule, which needs a shell reading",
+            rule.text
+        ))),
+    }
+}
+
+/// A path rule against a `match-rules` call path: the reading of
+/// [`crate::reference::match_rule`] (relative paths against the session
+/// directory, `//` rules against the absolute path, `~` a literal segment).
+fn path_rule_matches(
+    p: &crate::rule::PathPattern,
+    path: &str,
+    ctx: &crate::MatchContext,
+) -> Result<bool, Error> {
+    use crate::paths::{join_lexical, normalize_lexical, relative_to};
+    let cwd = match &ctx.cwd {
+        None => None,
+        Some(d) => match d.to_str() {
+            Some(s) if s.starts_with('/') => Some(s),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::Call,
+                    format!(
+                        "the session directory {} is not an absolute UTF-8 path",
+                        d.display()
+                    ),
+                ));
+            }
+        },
+    };
+    let (abs, rel) = if path.starts_with('/') {
+        let abs = normalize_lexical(path);
+        let rel = match (&abs, cwd) {
+            (Some(a), Some(d)) => relative_to(a, d),
+            _ => None,
+        };
+        (abs, rel)
+    } else {
+        (
+            cwd.and_then(|d| join_lexical(d, path)),
+            normalize_lexical(path),
+        )
+    };
+    let hit = |r: &str| path_matches(p, r);
+    match p.anchor {
+        Anchor::Root => match abs {
+            Some(a) => hit(a.trim_start_matches('/')),
+            None => Ok(false),
+        },
+        Anchor::Home => match rel.as_deref().and_then(|r| r.split_once('/')) {
+            Some(("~", rest)) => hit(rest),
+            _ => Ok(false),
+        },
+        Anchor::Source | Anchor::Project => match rel {
+            Some(r) => hit(&r),
+            None => Ok(false),
+        },
+    }
 }

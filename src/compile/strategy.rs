@@ -91,6 +91,9 @@ pub(crate) fn build_slow(re: &str, rev: bool, id: u32, cfg: &Config) -> Result<S
     })
 }
 
+/// `(rule ids, regex, first byte)`: identical regexes merged.
+type Merged<'a> = (Vec<u32>, &'a str, Option<u8>);
+
 /// `(rule id, regex, first byte)`.
 type Pat<'a> = (u32, &'a str, Option<u8>);
 
@@ -183,24 +186,65 @@ pub(crate) fn build(
                 continue;
             }
             // Tracking and latching patterns multiply the states of those
-            // alive beside them: a bounded number per automaton. Forward
-            // literal-led ones are sorted by prefix (so those sharing one
-            // share an automaton) and each automaton is walked only when the
-            // haystack starts with one of its first bytes.
-            let chunk = if s == 1 {
-                cfg.fwd_group_size
-            } else {
-                cfg.latch_group_size
-            };
-            if p == 0 {
-                pats.sort_by(|a, b| (a.2.is_none(), a.2, a.1).cmp(&(b.2.is_none(), b.2, b.1)));
+            // alive beside them. Forward (literal-led) ones are alive beside
+            // each other only when one's literal prefix (up to its first
+            // wildcard) is a prefix of the other's: each automaton takes a
+            // bounded number of such conflicting patterns, and any number of
+            // others (up to `fwd_group_size`), all starting with the same
+            // byte, so that it is walked only for haystacks starting so.
+            // Other places (`*a*b*`) all conflict: a few per automaton.
+            if p != 0 {
+                for c in pats.chunks(cfg.latch_group_size.max(1)) {
+                    groups.push(Group {
+                        rev,
+                        limit: cfg.latch_size_limit,
+                        pats: c.to_vec(),
+                        dispatch: false,
+                    });
+                }
+                continue;
             }
-            for c in pats.chunks(chunk.max(1)) {
+            let conflicts_allowed = if s == 1 {
+                usize::MAX
+            } else {
+                cfg.latch_group_size.max(1)
+            };
+            pats.sort_by(|a, b| (a.2.is_none(), a.2, a.1).cmp(&(b.2.is_none(), b.2, b.1)));
+            let mut chunks: Vec<Vec<Merged<'_>>> = Vec::new();
+            let mut open_from = 0;
+            for pat in pats {
+                // Chunks of an earlier first byte are closed.
+                if chunks[open_from..]
+                    .first()
+                    .and_then(|c| c.first())
+                    .is_some_and(|q| q.2 != pat.2)
+                {
+                    open_from = chunks.len();
+                }
+                let lit = literal_prefix(pat.1);
+                let slot = chunks[open_from..].iter().position(|c| {
+                    c.len() < cfg.fwd_group_size.max(1)
+                        && c.iter()
+                            .filter(|q| {
+                                let l = literal_prefix(q.1);
+                                l.starts_with(lit) || lit.starts_with(l)
+                            })
+                            .count()
+                            < conflicts_allowed
+                });
+                match slot {
+                    Some(i) => chunks[open_from + i].push(pat),
+                    None => chunks.push(vec![pat]),
+                }
+            }
+            for c in chunks {
+                // The conflict bound is the guard here; the limit only a
+                // safety net (long literal rules make big, linear tries).
                 groups.push(Group {
                     rev,
-                    limit: cfg.latch_size_limit,
-                    pats: c.to_vec(),
-                    dispatch: p == 0,
+                    limit: cfg.dfa_size_limit,
+                    pats: c,
+                    dispatch: true,
                 });
             }
         }
@@ -287,4 +331,10 @@ fn first_bytes(g: &Group<'_>) -> Option<[u64; 4]> {
         set[usize::from(b >> 6)] |= 1 << (b & 63);
     }
     Some(set)
+}
+
+/// The literal text a regex starts with, as written (up to its first group
+/// or class: literals are always escaped, so neither starts one).
+fn literal_prefix(re: &str) -> &str {
+    re.find(['(', '[', '$']).map_or(re, |i| &re[..i])
 }
