@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 pub mod explain;
+pub mod hook;
+pub mod install;
 pub mod match_rules;
 pub mod policy_args;
 
@@ -21,6 +23,10 @@ enum Command {
     MatchRules(match_rules::Args),
     /// Explain how a command is read, or how a call is decided.
     Explain(explain::Args),
+    /// Answer one hook call of a harness (stdin: its hook input).
+    Hook(hook::Args),
+    /// Install the hook into a harness's settings.
+    Install(install::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -29,5 +35,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::MatchRules(args) => match_rules::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Hook(args) => hook::run(args),
+        Command::Install(args) => install::run(args),
     }
 }
