@@ -1,5 +1,6 @@
-//! End-to-end: Claude Code hook inputs piped through `toolgate hook claude`
-//! (the cases are `tests/data/hook/claude.jsonl`), and the decision log.
+//! End-to-end: Claude Code and Codex hook inputs piped through `toolgate
+//! hook claude|codex` (the cases are `tests/data/hook/claude.jsonl` and
+//! `codex.jsonl`), and the decision log.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -86,9 +87,9 @@ fn strings(case: &Value, key: &str) -> Vec<String> {
 }
 
 /// Checks one case; returns what was wrong.
-fn check(case: &Value, data: &str) -> Vec<String> {
+fn check(case: &Value, data: &str, harness: &str) -> Vec<String> {
     let mut bad = Vec::new();
-    let mut args = vec!["hook".to_string(), "claude".to_string()];
+    let mut args = vec!["hook".to_string(), harness.to_string()];
     args.extend(strings(case, "args"));
     let mut env = vec![("HOME".to_string(), format!("{data}/home"))];
     if let Some(Value::Object(m)) = case.get("env") {
@@ -168,9 +169,21 @@ fn check(case: &Value, data: &str) -> Vec<String> {
 
 #[test]
 fn claude_hook_cases() {
+    run_cases("claude", 50);
+}
+
+#[test]
+fn codex_hook_cases() {
+    run_cases("codex", 8);
+}
+
+/// Runs every case of `tests/data/hook/<harness>.jsonl`; reports all
+/// failures at once.
+fn run_cases(harness: &str, at_least: usize) {
     let data_path = data_dir();
     let data = data_path.to_str().expect("utf-8 path").to_string();
-    let text = std::fs::read_to_string(data_path.join("claude.jsonl")).expect("case file");
+    let text =
+        std::fs::read_to_string(data_path.join(format!("{harness}.jsonl"))).expect("case file");
     let mut failures = Vec::new();
     let mut n = 0;
     for (i, line) in text.lines().enumerate() {
@@ -187,11 +200,11 @@ fn claude_hook_cases() {
             }
         };
         let name = case["name"].as_str().unwrap_or("?").to_string();
-        for b in check(&case, &data) {
+        for b in check(&case, &data, harness) {
             failures.push(format!("line {} ({name}): {b}", i + 1));
         }
     }
-    assert!(n >= 50, "only {n} cases read");
+    assert!(n >= at_least, "only {n} cases read");
     assert!(
         failures.is_empty(),
         "{} failures:\n{}",

@@ -234,3 +234,50 @@ fn install_refuses_what_it_cannot_do() {
     assert!(!proj.join(".claude/settings.json").exists());
     let _ = std::fs::remove_dir_all(&proj);
 }
+
+#[test]
+fn install_codex_on_a_fresh_project_then_run_it() {
+    let proj = temp_dir("install-codex");
+    std::fs::create_dir_all(proj.join(".codex")).unwrap();
+    let before = "model = \"o3\"\n";
+    std::fs::write(proj.join(".codex/config.toml"), before).unwrap();
+    let args = [
+        "install",
+        "codex",
+        "--project",
+        ".",
+        "--ask",
+        "Bash(git push *)",
+    ];
+    let out = toolgate(&args, &proj);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(proj.join(".codex/config.toml")).unwrap();
+    assert!(text.starts_with(before), "{text}");
+    let doc: toml::Table = toml::from_str(&text).expect("valid toml");
+    let hook = &doc["hooks"]["PreToolUse"][0]["hooks"][0];
+    assert_eq!(hook["type"].as_str(), Some("command"));
+    let command = hook["command"].as_str().unwrap().to_string();
+    assert!(
+        command.ends_with(" hook codex --ask 'Bash(git push *)'"),
+        "{command}"
+    );
+    // Idempotent.
+    let out = toolgate(&args, &proj);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("already installed in"));
+    assert_eq!(
+        std::fs::read_to_string(proj.join(".codex/config.toml")).unwrap(),
+        text
+    );
+    // Codex cannot ask: the installed hook denies.
+    let input = serde_json::json!({"session_id": "s", "cwd": proj, "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "git push origin main"}, "tool_use_id": "c"});
+    let out = run_installed(&command, &input, &proj);
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("json answer");
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    let _ = std::fs::remove_dir_all(&proj);
+}

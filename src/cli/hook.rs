@@ -1,4 +1,4 @@
-//! `toolgate hook claude` (SPEC §11): one hook call, failing closed.
+//! `toolgate hook claude|codex` (SPEC §11): one hook call, failing closed.
 //!
 //! The whole hook runs on a worker thread: reading stdin, loading the
 //! policy, deciding. The main thread waits for it at most the time budget
@@ -28,7 +28,7 @@ use crate::Verdict;
 use crate::cli::policy_args::PolicyArgs;
 use crate::error::ErrorKind;
 use crate::eval::{EvalContext, Evaluator};
-use crate::hook::{self, claude, redact::redact};
+use crate::hook::{self, claude, codex, redact::redact};
 use crate::policy::{ClaudeRoots, LoadedPolicy};
 use crate::{Effect, ToolCall};
 
@@ -37,12 +37,15 @@ use crate::{Effect, ToolCall};
 pub enum Harness {
     /// Claude Code's PreToolUse hook.
     Claude,
+    /// OpenAI Codex's PreToolUse hook (it cannot ask: ask becomes deny).
+    Codex,
 }
 
 impl Harness {
     fn as_str(self) -> &'static str {
         match self {
             Harness::Claude => "claude",
+            Harness::Codex => "codex",
         }
     }
 }
@@ -188,12 +191,11 @@ fn decide(harness: Harness, opts: &HookOpts) -> Outcome {
         Ok(b) => b,
         Err(e) => return refused(e.to_string()),
     };
-    match harness {
-        Harness::Claude => decide_claude(opts, &bytes),
-    }
+    decide_pre_tool_use(harness, opts, &bytes)
 }
 
-fn decide_claude(opts: &HookOpts, bytes: &[u8]) -> Outcome {
+/// Claude Code's and Codex's `PreToolUse` input (the same shape).
+fn decide_pre_tool_use(harness: Harness, opts: &HookOpts, bytes: &[u8]) -> Outcome {
     let input = match claude::Input::parse(bytes) {
         Ok(i) => i,
         Err(e) => return refused(e.to_string()),
@@ -205,7 +207,11 @@ fn decide_claude(opts: &HookOpts, bytes: &[u8]) -> Outcome {
         session_id: input.session_id.clone(),
         tool_use_id: input.tool_use_id.clone(),
     };
-    let project = env_dir("CLAUDE_PROJECT_DIR").unwrap_or_else(|| PathBuf::from(&input.cwd));
+    let project_var = match harness {
+        Harness::Claude => env_dir("CLAUDE_PROJECT_DIR"),
+        Harness::Codex => None,
+    };
+    let project = project_var.unwrap_or_else(|| PathBuf::from(&input.cwd));
     let mut starts = vec![project.clone(), PathBuf::from(&input.cwd)];
     if let Ok(dir) = std::env::current_dir() {
         starts.push(dir);
@@ -333,7 +339,17 @@ fn emit(harness: Harness, outcome: &Outcome) -> ExitCode {
             None,
             0,
         ),
-        (Harness::Claude, Outcome::Refused { why, .. }) => {
+        (
+            Harness::Codex,
+            Outcome::Decided {
+                verdict, reason, ..
+            },
+        ) => (
+            codex::answer(*verdict, &format!("toolgate: {reason}")),
+            None,
+            0,
+        ),
+        (Harness::Claude | Harness::Codex, Outcome::Refused { why, .. }) => {
             (Some(claude::refusal(why)), Some(why.as_str()), 2)
         }
     };

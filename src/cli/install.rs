@@ -82,23 +82,28 @@ fn install(args: &Args) -> Result<(), String> {
     }
     check_policy(&opts, &base, args.user)?;
     let command = hook_command(args.harness, &opts)?;
-    let file = base.join(".claude").join("settings.json");
-    let mut settings = match std::fs::read_to_string(&file) {
-        Ok(text) if text.trim().is_empty() => Value::Object(Map::new()),
-        Ok(text) => serde_json::from_str(&text).map_err(|e| {
-            format!(
-                "cannot read {} as json ({e}); it is left as it is",
-                file.display()
-            )
-        })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
-        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    let (file, text, change) = match args.harness {
+        Harness::Claude => {
+            let file = base.join(".claude").join("settings.json");
+            let (text, change) = install_claude(&file, &command)?;
+            (file, text, change)
+        }
+        Harness::Codex => {
+            let dir = match (args.user, std::env::var_os("CODEX_HOME")) {
+                (true, Some(h)) if !h.is_empty() => PathBuf::from(h),
+                _ => base.join(".codex"),
+            };
+            let file = dir.join("config.toml");
+            let old = match std::fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+                Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+            };
+            let (text, change) = merge_codex(&old, &command)
+                .map_err(|e| format!("cannot install into {}: {e}", file.display()))?;
+            (file, text, change)
+        }
     };
-    let change = merge_claude(&mut settings, &command)
-        .map_err(|e| format!("cannot install into {}: {e}", file.display()))?;
-    let text = serde_json::to_string_pretty(&settings)
-        .map_err(|e| format!("cannot write json: {e}"))?
-        + "\n";
     if args.dry_run {
         print!("{text}");
         return Ok(());
@@ -114,6 +119,87 @@ fn install(args: &Args) -> Result<(), String> {
     println!("{what} {}", file.display());
     println!("  {command}");
     Ok(())
+}
+
+/// The new text of Claude Code's settings file `file` with the hook.
+fn install_claude(file: &Path, command: &str) -> Result<(String, Change), String> {
+    let mut settings = match std::fs::read_to_string(file) {
+        Ok(text) if text.trim().is_empty() => Value::Object(Map::new()),
+        Ok(text) => serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "cannot read {} as json ({e}); it is left as it is",
+                file.display()
+            )
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Value::Object(Map::new()),
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let change = merge_claude(&mut settings, command)
+        .map_err(|e| format!("cannot install into {}: {e}", file.display()))?;
+    let text = serde_json::to_string_pretty(&settings)
+        .map_err(|e| format!("cannot write json: {e}"))?
+        + "\n";
+    Ok((text, change))
+}
+
+/// Merges the hook entry running `command` into the text of a Codex
+/// `config.toml`: unchanged when it is there, an earlier toolgate Codex
+/// hook's command string replaced in place, else a
+/// `[[hooks.PreToolUse]]` table with one command hook appended. The rest
+/// of the text is kept byte for byte (the crate has no format-preserving
+/// TOML editor, so the merge edits text and checks the result parses).
+pub fn merge_codex(text: &str, command: &str) -> Result<(String, Change), String> {
+    let doc: toml::Table =
+        toml::from_str(text).map_err(|e| format!("it is not valid toml: {e}"))?;
+    let mut present = false;
+    let mut old = Vec::new();
+    let groups = doc
+        .get("hooks")
+        .and_then(|h| h.get("PreToolUse"))
+        .and_then(toml::Value::as_array);
+    for g in groups.into_iter().flatten() {
+        let hooks = g.get("hooks").and_then(toml::Value::as_array);
+        for h in hooks.into_iter().flatten() {
+            if let Some(c) = h.get("command").and_then(toml::Value::as_str) {
+                if c == command {
+                    present = true;
+                } else if is_toolgate_hook(c, "codex") {
+                    old.push(c.to_string());
+                }
+            }
+        }
+    }
+    let quoted = toml::Value::String(command.to_string()).to_string();
+    let (out, change) = if !old.is_empty() {
+        let mut out = text.to_string();
+        for o in &old {
+            let q = toml::Value::String(o.clone()).to_string();
+            if out.matches(&q).count() != 1 {
+                return Err(format!(
+                    "cannot update the earlier toolgate hook {o:?} in place; remove it and install again"
+                ));
+            }
+            out = out.replacen(&q, &quoted, 1);
+        }
+        (out, Change::Updated)
+    } else if present {
+        return Ok((text.to_string(), Change::Unchanged));
+    } else {
+        let mut out = text.to_string();
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str("[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\n");
+        out.push_str(&format!("command = {quoted}\n"));
+        (out, Change::Added)
+    };
+    toml::from_str::<toml::Table>(&out).map_err(|e| {
+        format!("adding the hook would not give valid toml ({e}); the file is left as it is")
+    })?;
+    Ok((out, change))
 }
 
 /// Loads the policy the hook will load, so that a hook that would refuse
@@ -197,6 +283,7 @@ fn hook_command(harness: Harness, opts: &HookOpts) -> Result<String, String> {
 fn harness_name(h: Harness) -> &'static str {
     match h {
         Harness::Claude => "claude",
+        Harness::Codex => "codex",
     }
 }
 
@@ -214,6 +301,11 @@ fn shell_quote(w: &str) -> String {
 
 /// Whether `command` is a toolgate Claude hook (`…/toolgate hook claude …`).
 fn is_toolgate_claude(command: &str) -> bool {
+    is_toolgate_hook(command, "claude")
+}
+
+/// Whether `command` is a toolgate hook for `harness`.
+fn is_toolgate_hook(command: &str, harness: &str) -> bool {
     let command = command.trim_start();
     let (exe, rest) = match command.strip_prefix('\'') {
         Some(quoted) => match quoted.split_once('\'') {
@@ -224,7 +316,7 @@ fn is_toolgate_claude(command: &str) -> bool {
     };
     let mut words = rest.split_whitespace();
     let is_toolgate = Path::new(exe).file_name().is_some_and(|n| n == "toolgate");
-    is_toolgate && words.next() == Some("hook") && words.next() == Some("claude")
+    is_toolgate && words.next() == Some("hook") && words.next() == Some(harness)
 }
 
 /// Merges the hook entry running `command` into Claude Code settings:
@@ -341,6 +433,27 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn codex_merge_appends_once_and_updates_in_place() {
+        let text = "model = \"o3\"\n\n[features]\nx = true";
+        let (once, c) = merge_codex(text, "/bin/toolgate hook codex --deny 'Bash(rm *)'").unwrap();
+        assert_eq!(c, Change::Added);
+        assert!(once.starts_with(text));
+        let doc: toml::Table = toml::from_str(&once).unwrap();
+        assert_eq!(
+            doc["hooks"]["PreToolUse"][0]["hooks"][0]["command"].as_str(),
+            Some("/bin/toolgate hook codex --deny 'Bash(rm *)'")
+        );
+        let (twice, c) =
+            merge_codex(&once, "/bin/toolgate hook codex --deny 'Bash(rm *)'").unwrap();
+        assert_eq!((twice.as_str(), c), (once.as_str(), Change::Unchanged));
+        let (upd, c) = merge_codex(&once, "/bin/toolgate hook codex --no-allow").unwrap();
+        assert_eq!(c, Change::Updated);
+        assert!(upd.starts_with(text) && upd.contains("--no-allow") && !upd.contains("rm *"));
+        assert!(merge_codex("hooks = 1", "/bin/toolgate hook codex").is_err());
+        assert!(merge_codex("[x", "/bin/toolgate hook codex").is_err());
     }
 
     #[test]

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, ErrorKind};
 
 pub mod claude;
+pub mod codex;
 pub mod redact;
 
 /// The most hook input read (8 MiB, as tuff reads): more is an error.
