@@ -386,6 +386,7 @@ fn plain_precedence<'p>(
     } else {
         (Verdict::Allow, first(&allow_rules))
     };
+    let rules_verdict = verdict;
     let verdict = match (mode, verdict) {
         (None, v) => v,
         (Some(_), Verdict::Deny) => Verdict::Deny,
@@ -397,7 +398,8 @@ fn plain_precedence<'p>(
     Decision {
         verdict,
         rule,
-        reason: String::from("reference evaluator"),
+        rules_verdict,
+        plan_withheld: plan_withheld && deny_rules.is_empty() && ask_rules.is_empty(),
         actions: reports,
         incomplete,
         mode,

@@ -228,7 +228,7 @@ fn run_file(path: &Path, failures: &mut Vec<String>) -> usize {
                 Ok(g) => {
                     let detail = engine
                         .evaluate(&call, &ctx)
-                        .map(|d| d.reason)
+                        .map(|d| d.reason())
                         .unwrap_or_default();
                     failures.push(format!(
                         "{label} [{who}]: got {} {:?}{}, want {} {:?}{} — {detail}",

@@ -33,7 +33,7 @@ fn compare(
                     "call {call:?} in {ctx:?}:\n  engine    {} {:?} ({})\n  reference {} {:?}",
                     a.verdict,
                     a.rule_text(),
-                    a.reason,
+                    a.reason(),
                     b.verdict,
                     b.rule_text()
                 ))

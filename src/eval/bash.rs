@@ -63,15 +63,26 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
         target: Target::Tool,
         facts: ModeFacts::default(),
     });
-    for (i, inv) in red.invocations.iter().enumerate() {
+    // What needs the whole chain is computed first; then each invocation
+    // is taken apart without copying its texts.
+    let chains: Vec<Option<(bool, Vec<String>)>> = (0..red.invocations.len())
+        .map(|i| {
+            (red.invocations[i].role == Role::Command).then(|| {
+                (
+                    plain_chain(&red.invocations, i),
+                    holes_of(&red.invocations, i),
+                )
+            })
+        })
+        .collect();
+    for (inv, chain) in red.invocations.into_iter().zip(chains) {
         let files_start = out.list.len();
         for f in &inv.files {
             file_actions(f, ctx, out);
         }
-        for h in &inv.hosts {
+        for h in inv.hosts {
             out.list.push(Action {
                 kind: ActionKind::Fetch,
-                subject: h.name.clone(),
                 needs_approval: false,
                 call_rules: false,
                 target: if h.dynamic {
@@ -81,41 +92,33 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
                         host: Some(h.name.trim_end_matches('.').to_string()),
                     }
                 },
+                subject: h.name,
                 facts: ModeFacts::default(),
             });
         }
-        if inv.role != Role::Command {
+        let Some((plain, holes)) = chain else {
             continue;
-        }
-        let file_facts: Vec<(ActionKind, bool, bool)> = out.list[files_start..]
-            .iter()
-            .filter(|a| matches!(a.kind, ActionKind::Read | ActionKind::Edit))
-            .map(|a| {
-                let dynamic = matches!(a.target, Target::DynamicPath { .. });
-                (a.kind, a.facts.inside, dynamic)
-            })
-            .collect();
-        let plain = plain_chain(&red.invocations, i);
-        let base = inv.program.base.as_str();
-        let read_only = plain
+        };
+        let mut read_only = plain
             && !inv.program.dynamic
             && inv.exec.is_empty()
-            && mode::read_only_command(base, inv.subcommand.as_deref())
-            && file_facts
-                .iter()
-                .all(|&(k, inside, dynamic)| k == ActionKind::Read && inside && !dynamic);
-        let accept_edits = plain
+            && mode::read_only_command(&inv.program.base, inv.subcommand.as_deref());
+        let mut accept_edits = plain
             && !inv.program.dynamic
-            && mode::ACCEPT_EDITS_COMMANDS.contains(&base)
-            && file_facts
-                .iter()
-                .all(|&(_, inside, dynamic)| inside && !dynamic);
-        let holes = holes_of(&red.invocations, i);
+            && mode::ACCEPT_EDITS_COMMANDS.contains(&inv.program.base.as_str());
+        for a in &out.list[files_start..] {
+            if !matches!(a.kind, ActionKind::Read | ActionKind::Edit) {
+                continue;
+            }
+            let dynamic = matches!(a.target, Target::DynamicPath { .. });
+            read_only &= a.kind == ActionKind::Read && a.facts.inside && !dynamic;
+            accept_edits &= a.facts.inside && !dynamic;
+        }
         let cands: Vec<Cand> = inv
             .candidates
-            .iter()
+            .into_iter()
             .map(|c| Cand {
-                text: c.text.clone(),
+                text: c.text,
                 for_allow: c.for_allow,
             })
             .collect();
@@ -130,9 +133,9 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
             call_rules: true,
             target: Target::Run {
                 cands,
-                words: inv.words.iter().map(|w| w.text.clone()).collect(),
+                words: inv.words.into_iter().map(|w| w.text).collect(),
                 holes,
-                exec: inv.exec.clone(),
+                exec: inv.exec,
             },
             facts: ModeFacts {
                 read_only,

@@ -1,7 +1,7 @@
 //! The evaluation context: where a call is made (SPEC §9.1).
 
 use crate::error::{Error, ErrorKind};
-use crate::paths::{join_lexical, normalize_lexical, relative_to};
+use crate::paths::{join_lexical, normalize_lexical};
 use crate::policy::PermissionMode;
 
 /// Where a call is evaluated: its working directory, the session's project
@@ -154,13 +154,14 @@ impl EvalContext {
         self.follow_symlinks
     }
 
-    /// Whether the absolute, normalised path `abs` lies inside a working
+    /// Whether the absolute, normalised path `abs` (as
+    /// [`EvalContext::absolute_path`] gives it) lies inside a working
     /// directory: the cwd or an additional directory (the directory itself
     /// included).
     pub fn in_working_dirs(&self, abs: &str) -> bool {
         std::iter::once(&self.cwd)
             .chain(&self.additional)
-            .any(|d| relative_to(abs, d).is_some())
+            .any(|d| within(abs, d))
     }
 
     /// A call path made absolute (SPEC §4.2): `~` and `~/x` against the
@@ -176,6 +177,18 @@ impl EvalContext {
             }
         }
         join_lexical(dir, path)
+    }
+}
+
+/// Whether the normalised absolute path `abs` is the normalised absolute
+/// directory `dir` or lies below it (no allocation; both come normalised).
+fn within(abs: &str, dir: &str) -> bool {
+    if dir == "/" {
+        return abs.starts_with('/');
+    }
+    match abs.strip_prefix(dir) {
+        Some(rest) => rest.is_empty() || rest.starts_with('/'),
+        None => false,
     }
 }
 

@@ -19,7 +19,7 @@
 //!    matched is allowed ([`super::mode::resolve`]).
 
 use super::action::Action;
-use super::decision::{ActionReport, DecidingRule, Decision, How, Outcome, RuleMatch, Verdict};
+use super::decision::{ActionReport, DecidingRule, Decision, Outcome, RuleMatch, Verdict};
 use super::mode;
 use crate::policy::PermissionMode;
 use crate::rule::Effect;
@@ -33,7 +33,7 @@ fn key(m: &RuleMatch<'_>) -> (Effect, Effect, usize) {
 /// Decides a call from its actions and the rules that matched each
 /// (`matches[i]` for `actions[i]`, in any order).
 pub(crate) fn decide<'p>(
-    actions: &[Action],
+    actions: Vec<Action>,
     matches: Vec<Vec<RuleMatch<'p>>>,
     incomplete: Vec<String>,
     mode: Option<PermissionMode>,
@@ -41,8 +41,7 @@ pub(crate) fn decide<'p>(
     let mut reports = Vec::with_capacity(actions.len());
     let mut best: [Option<RuleMatch<'p>>; 3] = [None, None, None];
     let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
-    let mut first_unmatched: Option<usize> = None;
-    for (i, (action, mut ms)) in actions.iter().zip(matches).enumerate() {
+    for (action, mut ms) in actions.into_iter().zip(matches) {
         ms.sort_by_key(key);
         ms.dedup_by(|a, b| a.index == b.index && a.how == b.how);
         let level = ms.first().map(RuleMatch::level);
@@ -58,7 +57,7 @@ pub(crate) fn decide<'p>(
                 }
             }
             Some(Effect::Allow) => {
-                if mode == Some(PermissionMode::Plan) && mode::plan_withholds(action) {
+                if mode == Some(PermissionMode::Plan) && mode::plan_withholds(&action) {
                     plan_asked = true;
                     Outcome::Asked
                 } else {
@@ -66,17 +65,14 @@ pub(crate) fn decide<'p>(
                 }
             }
             None => match mode {
-                Some(m) if mode::allows(m, action) => Outcome::ModeAllowed,
+                Some(m) if mode::allows(m, &action) => Outcome::ModeAllowed,
                 _ => Outcome::Unmatched,
             },
         };
         match outcome {
             Outcome::Denied => denied = true,
             Outcome::Asked => asked = true,
-            Outcome::Unmatched => {
-                unmatched = true;
-                first_unmatched.get_or_insert(i);
-            }
+            Outcome::Unmatched => unmatched = true,
             _ => {}
         }
         // The first match of each level over the whole call; allow
@@ -94,7 +90,7 @@ pub(crate) fn decide<'p>(
         }
         reports.push(ActionReport {
             kind: action.kind,
-            subject: action.subject.clone(),
+            subject: action.subject,
             needs_approval: action.needs_approval,
             matches: ms,
             outcome,
@@ -107,71 +103,28 @@ pub(crate) fn decide<'p>(
             how: m.how,
         })
     };
-    let (verdict, rule, reason) = if denied {
-        let r = deciding(best[0]);
-        (Verdict::Deny, r, rule_reason("denied by", r))
+    let (verdict, rule) = if denied {
+        (Verdict::Deny, deciding(best[0]))
     } else if asked {
-        let r = deciding(best[1]);
-        let reason = match r {
-            Some(r) => rule_reason("asked by", Some(r)),
-            None if plan_asked => "plan mode asks before edits and commands".to_string(),
-            None => "asked".to_string(),
-        };
-        (Verdict::Ask, r, reason)
-    } else if let Some(why) = incomplete.first() {
-        let v = if mode == Some(PermissionMode::BypassPermissions) {
-            Verdict::Allow
+        (Verdict::Ask, deciding(best[1]))
+    } else if !incomplete.is_empty() {
+        if mode == Some(PermissionMode::BypassPermissions) {
+            (Verdict::Allow, None)
         } else {
-            Verdict::Ask
-        };
-        (v, None, format!("not read completely: {why}"))
+            (Verdict::Ask, None)
+        }
     } else if unmatched || !reports.iter().any(|r| r.needs_approval) {
-        let subject = first_unmatched
-            .and_then(|i| reports.get(i))
-            .map_or("the call runs nothing", |r| r.subject.as_str());
-        (Verdict::None, None, format!("no rule decided {subject}"))
+        (Verdict::None, None)
     } else {
-        let r = deciding(best[2]);
-        let reason = match r {
-            Some(_) => rule_reason("allowed by", r),
-            None => format!(
-                "{} mode allows it",
-                mode.map_or("no", PermissionMode::as_str)
-            ),
-        };
-        (Verdict::Allow, r, reason)
-    };
-    let resolved = mode::resolve(mode, verdict);
-    let reason = if resolved != verdict {
-        let m = mode.map_or("no", PermissionMode::as_str);
-        format!("{reason}; {m} mode makes it {resolved}")
-    } else {
-        reason
+        (Verdict::Allow, deciding(best[2]))
     };
     Decision {
-        verdict: resolved,
+        verdict: mode::resolve(mode, verdict),
         rule,
-        reason,
+        rules_verdict: verdict,
+        plan_withheld: plan_asked && !denied && best[1].is_none(),
         actions: reports,
         incomplete,
         mode,
     }
-}
-
-fn rule_reason(what: &str, r: Option<DecidingRule<'_>>) -> String {
-    let Some(r) = r else {
-        return what.trim_end_matches(" by").to_string();
-    };
-    let p = &r.rule.provenance;
-    let could = if r.how == How::Could {
-        " (could match)"
-    } else {
-        ""
-    };
-    let mut s = format!("{what} {}{could} ({} {})", r.rule.text, p.source, p.item());
-    if let Some(reason) = &r.rule.reason {
-        s.push_str(": ");
-        s.push_str(reason);
-    }
-    s
 }

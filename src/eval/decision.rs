@@ -198,8 +198,10 @@ pub struct Decision<'p> {
     /// that decided (SPEC §9.2). `None` when no rule decided (no match, or
     /// the mode, or an incomplete reading no rule matched).
     pub rule: Option<DecidingRule<'p>>,
-    /// One line saying why.
-    pub reason: String,
+    /// What the rules (and the reading) said before the mode resolved it.
+    pub rules_verdict: Verdict,
+    /// `plan` withheld an allow rule from an edit or a command.
+    pub plan_withheld: bool,
     /// Every action of the call, with every rule that matched it.
     pub actions: Vec<ActionReport<'p>>,
     /// Why the shell reading (or the URL) could not be read completely;
@@ -213,5 +215,52 @@ impl Decision<'_> {
     /// The deciding rule's text, if a rule decided.
     pub fn rule_text(&self) -> Option<&str> {
         self.rule.map(|r| r.rule.text.as_str())
+    }
+
+    /// One line saying why (built on demand: evaluation itself formats
+    /// nothing).
+    pub fn reason(&self) -> String {
+        let base = match (self.rules_verdict, self.rule) {
+            (v, Some(r)) => {
+                let what = match v {
+                    Verdict::Deny => "denied by",
+                    Verdict::Ask => "asked by",
+                    _ => "allowed by",
+                };
+                let p = &r.rule.provenance;
+                let could = if r.how == How::Could {
+                    " (could match)"
+                } else {
+                    ""
+                };
+                let mut s = format!("{what} {}{could} ({} {})", r.rule.text, p.source, p.item());
+                if let Some(reason) = &r.rule.reason {
+                    s.push_str(": ");
+                    s.push_str(reason);
+                }
+                s
+            }
+            (Verdict::Ask, None) if self.plan_withheld => {
+                "plan mode asks before edits and commands".to_string()
+            }
+            (Verdict::Ask | Verdict::Allow, None) if !self.incomplete.is_empty() => {
+                format!("not read completely: {}", self.incomplete[0])
+            }
+            (Verdict::Allow, None) => "every action is allowed by the mode".to_string(),
+            (_, None) => match self
+                .actions
+                .iter()
+                .find(|a| a.outcome == Outcome::Unmatched)
+            {
+                Some(a) => format!("no rule decided {} {}", a.kind.as_str(), a.subject),
+                None => "the call runs nothing".to_string(),
+            },
+        };
+        match self.mode {
+            Some(m) if self.verdict != self.rules_verdict => {
+                format!("{base}; {m} mode makes it {}", self.verdict)
+            }
+            _ => base,
+        }
     }
 }

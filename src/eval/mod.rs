@@ -168,6 +168,9 @@ pub struct Evaluator {
     /// Deny and ask domain rules (ids); those on `domain:*`.
     could_domains: Vec<u32>,
     any_domains: Vec<u32>,
+    /// Each source's root, normalised once (`None`: the project directory
+    /// of the call).
+    roots: Vec<(Arc<str>, Option<String>)>,
 }
 
 impl Evaluator {
@@ -201,7 +204,19 @@ impl Evaluator {
             could_edit: Vec::new(),
             could_domains: Vec::new(),
             any_domains: Vec::new(),
+            roots: Vec::new(),
         };
+        for (name, root) in &e.facts.sources {
+            let dir = match root {
+                SourceRoot::Project => None,
+                SourceRoot::Dir(d) => match d.to_str().and_then(crate::paths::normalize_lexical) {
+                    Some(d) => Some(d),
+                    // A root that is not UTF-8 or not absolute anchors nothing.
+                    None => continue,
+                },
+            };
+            e.roots.push((name.clone(), dir));
+        }
         for (id, r) in e.policy.rules().iter().enumerate() {
             let id = id as u32;
             if let Pattern::Field { field, .. } = &r.pattern {
@@ -269,13 +284,11 @@ impl Evaluator {
         ctx: &EvalContext,
     ) -> Result<Decision<'p>, Error> {
         let actions = action::derive(call, ctx)?;
-        let roots: Vec<(Arc<str>, String)> = self
-            .facts
-            .sources
+        let roots_ref: Vec<(&str, &str)> = self
+            .roots
             .iter()
-            .filter_map(|(n, _)| Some((n.clone(), self.facts.source_root(n, ctx)?)))
+            .map(|(n, d)| (&**n, d.as_deref().unwrap_or(ctx.project_dir())))
             .collect();
-        let roots_ref: Vec<(&str, &str)> = roots.iter().map(|(n, d)| (&**n, d.as_str())).collect();
         let dirs = AnchorDirs {
             home: ctx.home(),
             project: Some(ctx.project_dir()),
@@ -304,7 +317,7 @@ impl Evaluator {
         }
         propagate_exact_allow(&actions.list, &mut all);
         Ok(decide::decide(
-            &actions.list,
+            actions.list,
             all,
             actions.incomplete,
             ctx.mode(),

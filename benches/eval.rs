@@ -1,0 +1,153 @@
+//! Speed of evaluation end to end (read + match + decide) with the largest
+//! real policy of the corpus: one Bash call (tldr commands, cycled) and one
+//! Read call (repository paths, cycled). Before timing, every call's
+//! verdict and deciding rule are checked against the reference evaluator.
+//!
+//! Run: `cargo bench --bench eval`.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use serde_json::json;
+use std::hint::black_box;
+use std::path::PathBuf;
+use toolgate::ToolCall;
+use toolgate::eval::{EvalContext, Evaluator, Verdict};
+use toolgate::policy::{LoadedPolicy, SourceKind, SourceRoot};
+use toolgate::reference_eval::ReferenceEvaluator;
+
+fn corpus_lines(name: &str) -> Option<Vec<String>> {
+    let dir = std::env::var_os("TOOLGATE_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora"));
+    match std::fs::read_to_string(dir.join(name)) {
+        Ok(t) => Some(t.lines().map(str::to_string).collect()),
+        Err(_) => {
+            eprintln!("skipping the eval bench: {name} is absent");
+            None
+        }
+    }
+}
+
+/// The largest policy of the corpus (by rule count) that loads.
+fn largest_policy(lines: &[String]) -> (LoadedPolicy, usize) {
+    let mut best: Option<(LoadedPolicy, usize)> = None;
+    for line in lines {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let n: usize = ["allow", "ask", "deny"]
+            .iter()
+            .map(|k| v[*k].as_array().map_or(0, Vec::len))
+            .sum();
+        if best.as_ref().is_some_and(|(_, m)| *m >= n) {
+            continue;
+        }
+        let text =
+            json!({"permissions": {"allow": v["allow"], "ask": v["ask"], "deny": v["deny"]}})
+                .to_string();
+        let mut p = LoadedPolicy::new();
+        if p.add_settings_text(
+            &text,
+            "/repo/.claude/settings.json",
+            None,
+            SourceKind::Settings,
+            SourceRoot::Dir("/repo".into()),
+        )
+        .is_ok()
+        {
+            best = Some((p, n));
+        }
+    }
+    best.expect("a policy loads")
+}
+
+/// Checks every call against the reference; returns the verdict counts.
+fn check(
+    engine: &Evaluator,
+    reference: &ReferenceEvaluator,
+    calls: &[ToolCall],
+    ctx: &EvalContext,
+) -> [usize; 4] {
+    let mut counts = [0; 4];
+    for call in calls {
+        let a = engine.evaluate(call, ctx).expect("a well-formed call");
+        let b = reference.evaluate(call, ctx).expect("a well-formed call");
+        assert_eq!(
+            (a.verdict, a.rule.map(|r| r.index)),
+            (b.verdict, b.rule.map(|r| r.index)),
+            "engine and reference disagree on {call:?}"
+        );
+        counts[match a.verdict {
+            Verdict::Allow => 0,
+            Verdict::Ask => 1,
+            Verdict::Deny => 2,
+            Verdict::None => 3,
+        }] += 1;
+    }
+    counts
+}
+
+fn eval(c: &mut Criterion) {
+    let (Some(policies), Some(commands), Some(paths)) = (
+        corpus_lines("claude-policies.jsonl"),
+        corpus_lines("tldr-commands.txt"),
+        corpus_lines("paths.txt"),
+    ) else {
+        return;
+    };
+    let (policy, n) = largest_policy(&policies);
+    assert_eq!(n, 591, "the largest real policy has 591 rules");
+    let engine = Evaluator::new(&policy).expect("the policy compiles");
+    let reference = ReferenceEvaluator::new(&policy);
+    let ctx = EvalContext::new("/repo")
+        .unwrap()
+        .with_home("/home/me")
+        .unwrap();
+    let bash: Vec<ToolCall> = commands
+        .iter()
+        .step_by(30)
+        .filter_map(|c| ToolCall::from_json(&json!({"tool": "Bash", "input": {"command": c}})).ok())
+        .collect();
+    let reads: Vec<ToolCall> = paths
+        .iter()
+        .skip(1)
+        .step_by(20)
+        .filter_map(|p| {
+            ToolCall::from_json(&json!({"tool": "Read", "input": {"file_path": p}})).ok()
+        })
+        .collect();
+    let bash_counts = check(&engine, &reference, &bash, &ctx);
+    let read_counts = check(&engine, &reference, &reads, &ctx);
+    eprintln!(
+        "{} Bash calls (allow/ask/deny/none): {bash_counts:?}; {} Read calls: {read_counts:?}",
+        bash.len(),
+        reads.len()
+    );
+    assert_eq!(bash_counts.iter().sum::<usize>(), bash.len());
+
+    let mut g = c.benchmark_group("eval/591 rules");
+    let mut i = 0;
+    g.bench_function("Bash call (tldr, cycled)", |b| {
+        b.iter(|| {
+            let call = &bash[i % bash.len()];
+            i += 1;
+            black_box(engine.evaluate(black_box(call), &ctx).map(|d| d.verdict))
+        })
+    });
+    let mut i = 0;
+    g.bench_function("Read call (paths, cycled)", |b| {
+        b.iter(|| {
+            let call = &reads[i % reads.len()];
+            i += 1;
+            black_box(engine.evaluate(black_box(call), &ctx).map(|d| d.verdict))
+        })
+    });
+    let status = ToolCall::from_json(&json!({"tool": "Bash", "input": {"command": "git status"}}))
+        .expect("a call");
+    g.bench_function("Bash git status", |b| {
+        b.iter(|| black_box(engine.evaluate(black_box(&status), &ctx).map(|d| d.verdict)))
+    });
+    g.finish();
+}
+
+criterion_group!(benches, eval);
+criterion_main!(benches);
