@@ -1,6 +1,6 @@
-//! End-to-end: Claude Code and Codex hook inputs piped through `toolgate
-//! hook claude|codex` (the cases are `tests/data/hook/claude.jsonl` and
-//! `codex.jsonl`), and the decision log.
+//! End-to-end: Claude Code, Codex and Cursor hook inputs piped through
+//! `toolgate hook claude|codex|cursor` (the cases are
+//! `tests/data/hook/<harness>.jsonl`), and the decision log.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -124,6 +124,21 @@ fn check(case: &Value, data: &str, harness: &str) -> Vec<String> {
     } else {
         match serde_json::from_str::<Value>(&run.stdout) {
             Err(e) => bad.push(format!("stdout is not json ({e}): {:?}", run.stdout)),
+            Ok(out) if harness == "cursor" => {
+                let got = out["permission"].as_str();
+                if got != want {
+                    bad.push(format!("permission {got:?}, want {want:?}: {out}"));
+                }
+                let reason = out["agent_message"].as_str().unwrap_or("");
+                if out.get("agent_message") != out.get("user_message") {
+                    bad.push(format!("agent and user messages differ: {out}"));
+                }
+                for r in strings(case, "reason") {
+                    if !reason.contains(&r) {
+                        bad.push(format!("agent_message {reason:?} lacks {r:?}"));
+                    }
+                }
+            }
             Ok(out) => {
                 let hso = &out["hookSpecificOutput"];
                 if hso["hookEventName"] != "PreToolUse" {
@@ -175,6 +190,11 @@ fn claude_hook_cases() {
 #[test]
 fn codex_hook_cases() {
     run_cases("codex", 8);
+}
+
+#[test]
+fn cursor_hook_cases() {
+    run_cases("cursor", 10);
 }
 
 /// Runs every case of `tests/data/hook/<harness>.jsonl`; reports all

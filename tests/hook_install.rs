@@ -281,3 +281,53 @@ fn install_codex_on_a_fresh_project_then_run_it() {
     assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
     let _ = std::fs::remove_dir_all(&proj);
 }
+
+#[test]
+fn install_cursor_registers_both_events() {
+    let proj = temp_dir("install-cursor");
+    std::fs::create_dir_all(proj.join(".cursor")).unwrap();
+    std::fs::write(
+        proj.join(".cursor/hooks.json"),
+        r#"{"version": 1, "hooks": {"afterFileEdit": [{"command": "fmt.sh"}]}}"#,
+    )
+    .unwrap();
+    let args = [
+        "install",
+        "cursor",
+        "--project",
+        ".",
+        "--deny",
+        "Read(./.env)",
+    ];
+    let out = toolgate(&args, &proj);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let file = proj.join(".cursor/hooks.json");
+    let first = std::fs::read_to_string(&file).unwrap();
+    let doc = read_json(&file);
+    let keys: Vec<&String> = doc["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        keys,
+        ["afterFileEdit", "beforeShellExecution", "beforeReadFile"]
+    );
+    let read = &doc["hooks"]["beforeReadFile"][0];
+    assert_eq!(read["failClosed"], true);
+    let command = read["command"].as_str().unwrap().to_string();
+    assert!(
+        command.ends_with(" hook cursor --deny 'Read(./.env)' --event beforeReadFile"),
+        "{command}"
+    );
+    let out = toolgate(&args, &proj);
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("already installed in"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), first);
+    let input = serde_json::json!({"hook_event_name": "beforeReadFile", "workspace_roots": [proj],
+        "file_path": proj.join(".env"), "content": "K=V"});
+    let out = run_installed(&command, &input, &proj);
+    assert_eq!(out.status.code(), Some(0));
+    let answer: Value = serde_json::from_slice(&out.stdout).expect("json answer");
+    assert_eq!(answer["permission"], "deny");
+    let _ = std::fs::remove_dir_all(&proj);
+}

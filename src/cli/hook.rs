@@ -1,4 +1,5 @@
-//! `toolgate hook claude|codex` (SPEC §11): one hook call, failing closed.
+//! `toolgate hook claude|codex|cursor` (SPEC §11): one hook call, failing
+//! closed.
 //!
 //! The whole hook runs on a worker thread: reading stdin, loading the
 //! policy, deciding. The main thread waits for it at most the time budget
@@ -28,7 +29,7 @@ use crate::Verdict;
 use crate::cli::policy_args::PolicyArgs;
 use crate::error::ErrorKind;
 use crate::eval::{EvalContext, Evaluator};
-use crate::hook::{self, claude, codex, redact::redact};
+use crate::hook::{self, claude, codex, cursor, redact::redact};
 use crate::policy::{ClaudeRoots, LoadedPolicy};
 use crate::{Effect, ToolCall};
 
@@ -39,6 +40,29 @@ pub enum Harness {
     Claude,
     /// OpenAI Codex's PreToolUse hook (it cannot ask: ask becomes deny).
     Codex,
+    /// Cursor's beforeShellExecution or beforeReadFile hook (--event).
+    Cursor,
+}
+
+/// The Cursor events a hook answers.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CursorEvent {
+    /// A shell command.
+    #[value(name = "beforeShellExecution")]
+    BeforeShellExecution,
+    /// A file read (cannot ask: ask becomes deny).
+    #[value(name = "beforeReadFile")]
+    BeforeReadFile,
+}
+
+impl CursorEvent {
+    /// The adapter's event.
+    pub fn event(self) -> cursor::Event {
+        match self {
+            CursorEvent::BeforeShellExecution => cursor::Event::BeforeShellExecution,
+            CursorEvent::BeforeReadFile => cursor::Event::BeforeReadFile,
+        }
+    }
 }
 
 impl Harness {
@@ -46,6 +70,7 @@ impl Harness {
         match self {
             Harness::Claude => "claude",
             Harness::Codex => "codex",
+            Harness::Cursor => "cursor",
         }
     }
 }
@@ -77,6 +102,9 @@ pub struct Args {
     /// The harness asking.
     #[arg(value_enum)]
     pub harness: Harness,
+    /// The Cursor event answered (cursor only).
+    #[arg(long, value_enum, required_if_eq("harness", "cursor"))]
+    pub event: Option<CursorEvent>,
     #[command(flatten)]
     pub opts: HookOpts,
 }
@@ -128,10 +156,11 @@ pub fn run(args: Args) -> ExitCode {
         eprintln!("toolgate: internal error: {msg}{at}");
     }));
     let harness = args.harness;
+    let event = args.event.map(CursorEvent::event);
     let log = args.opts.log.clone();
     let outcome = catch_unwind(AssertUnwindSafe(|| budgeted(args)))
         .unwrap_or_else(|_| refused("internal error (a panic); see stderr"));
-    let code = emit(harness, &outcome);
+    let code = emit(harness, event, &outcome);
     if let Some(file) = log {
         write_log(&file, harness, &outcome, started.elapsed());
     }
@@ -147,10 +176,11 @@ fn budgeted(args: Args) -> Outcome {
     let (tx, rx) = mpsc::channel();
     let opts = args.opts.clone();
     let harness = args.harness;
+    let event = args.event.map(CursorEvent::event);
     let spawned = std::thread::Builder::new()
         .name("toolgate-hook".into())
         .spawn(move || {
-            let out = catch_unwind(AssertUnwindSafe(|| decide(harness, &opts)))
+            let out = catch_unwind(AssertUnwindSafe(|| decide(harness, event, &opts)))
                 .unwrap_or_else(|_| refused("internal error (a panic); see stderr"));
             // The main thread may have given up waiting; nothing to do then.
             let _ = tx.send(out);
@@ -180,7 +210,7 @@ fn test_trigger(name: &str) -> Option<String> {
 }
 
 /// The hook body: read, load, decide.
-fn decide(harness: Harness, opts: &HookOpts) -> Outcome {
+fn decide(harness: Harness, event: Option<cursor::Event>, opts: &HookOpts) -> Outcome {
     if let Some(ms) = test_trigger("TOOLGATE_HOOK_TEST_SLEEP_MS").and_then(|s| s.parse().ok()) {
         std::thread::sleep(Duration::from_millis(ms));
     }
@@ -191,7 +221,50 @@ fn decide(harness: Harness, opts: &HookOpts) -> Outcome {
         Ok(b) => b,
         Err(e) => return refused(e.to_string()),
     };
-    decide_pre_tool_use(harness, opts, &bytes)
+    match (harness, event) {
+        (Harness::Cursor, Some(event)) => decide_cursor(event, opts, &bytes),
+        (Harness::Cursor, None) => refused("a cursor hook needs --event"),
+        _ => decide_pre_tool_use(harness, opts, &bytes),
+    }
+}
+
+/// Cursor's input.
+fn decide_cursor(event: cursor::Event, opts: &HookOpts, bytes: &[u8]) -> Outcome {
+    let input = match cursor::Input::parse(bytes, event) {
+        Ok(i) => i,
+        Err(e) => return refused(e.to_string()),
+    };
+    let facts = Facts {
+        tool: Some(input.call.tool.clone()),
+        input: Some(input.call.input.clone()),
+        cwd: Some(input.cwd.clone()),
+        session_id: input.conversation_id.clone(),
+        tool_use_id: input.generation_id.clone(),
+    };
+    let project = PathBuf::from(&input.project);
+    let mut starts = vec![project.clone(), PathBuf::from(&input.cwd)];
+    if let Ok(dir) = std::env::current_dir() {
+        starts.push(dir);
+    }
+    match evaluate(opts, &input.call, &input.cwd, &project, &starts) {
+        Ok((verdict, reason, rule)) => {
+            let (verdict, reason) = if verdict == Verdict::Allow && opts.no_allow {
+                (Verdict::None, format!("{reason}; --no-allow withholds it"))
+            } else {
+                (verdict, reason)
+            };
+            Outcome::Decided {
+                verdict,
+                reason,
+                rule,
+                facts,
+            }
+        }
+        Err(e) => Outcome::Refused {
+            why: e.to_string(),
+            facts,
+        },
+    }
 }
 
 /// Claude Code's and Codex's `PreToolUse` input (the same shape).
@@ -209,7 +282,7 @@ fn decide_pre_tool_use(harness: Harness, opts: &HookOpts, bytes: &[u8]) -> Outco
     };
     let project_var = match harness {
         Harness::Claude => env_dir("CLAUDE_PROJECT_DIR"),
-        Harness::Codex => None,
+        Harness::Codex | Harness::Cursor => None,
     };
     let project = project_var.unwrap_or_else(|| PathBuf::from(&input.cwd));
     let mut starts = vec![project.clone(), PathBuf::from(&input.cwd)];
@@ -278,7 +351,7 @@ fn evaluate(
         let p = &r.rule.provenance;
         (r.rule.text.clone(), p.source.to_string(), p.item())
     });
-    Ok((d.verdict, d.reason, rule))
+    Ok((d.verdict, d.reason(), rule))
 }
 
 /// A non-empty directory from the environment.
@@ -327,8 +400,26 @@ fn load_policy(
 }
 
 /// Writes the outcome in the harness's terms; returns the exit code.
-fn emit(harness: Harness, outcome: &Outcome) -> ExitCode {
+fn emit(harness: Harness, event: Option<cursor::Event>, outcome: &Outcome) -> ExitCode {
+    let event = event.unwrap_or(cursor::Event::BeforeReadFile);
     let (stdout, stderr, code) = match (harness, outcome) {
+        (
+            Harness::Cursor,
+            Outcome::Decided {
+                verdict, reason, ..
+            },
+        ) => (
+            Some(cursor::answer(
+                *verdict,
+                &format!("toolgate: {reason}"),
+                event,
+            )),
+            None,
+            0,
+        ),
+        (Harness::Cursor, Outcome::Refused { why, .. }) => {
+            (Some(cursor::refusal(why)), Some(why.as_str()), 2)
+        }
         (
             Harness::Claude,
             Outcome::Decided {

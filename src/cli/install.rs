@@ -103,6 +103,11 @@ fn install(args: &Args) -> Result<(), String> {
                 .map_err(|e| format!("cannot install into {}: {e}", file.display()))?;
             (file, text, change)
         }
+        Harness::Cursor => {
+            let file = base.join(".cursor").join("hooks.json");
+            let (text, change) = install_cursor(&file, &command)?;
+            (file, text, change)
+        }
     };
     if args.dry_run {
         print!("{text}");
@@ -202,6 +207,83 @@ pub fn merge_codex(text: &str, command: &str) -> Result<(String, Change), String
     Ok((out, change))
 }
 
+/// The new text of Cursor's `hooks.json` with the hook registered for
+/// `beforeShellExecution` and `beforeReadFile` (`command` plus
+/// `--event EVENT`).
+fn install_cursor(file: &Path, command: &str) -> Result<(String, Change), String> {
+    let mut doc = match std::fs::read_to_string(file) {
+        Ok(text) if text.trim().is_empty() => json!({"version": 1}),
+        Ok(text) => serde_json::from_str(&text).map_err(|e| {
+            format!(
+                "cannot read {} as json ({e}); it is left as it is",
+                file.display()
+            )
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({"version": 1}),
+        Err(e) => return Err(format!("cannot read {}: {e}", file.display())),
+    };
+    let change = merge_cursor(&mut doc, command)
+        .map_err(|e| format!("cannot install into {}: {e}", file.display()))?;
+    let text =
+        serde_json::to_string_pretty(&doc).map_err(|e| format!("cannot write json: {e}"))? + "\n";
+    Ok((text, change))
+}
+
+/// Merges the hook into a Cursor `hooks.json` document: for each of
+/// `beforeShellExecution` and `beforeReadFile`, `{"command": "<command>
+/// --event EVENT", "failClosed": true}` is kept when there, replaces an
+/// earlier toolgate Cursor hook of the event, else is appended. Every
+/// other key keeps its value and its place.
+pub fn merge_cursor(doc: &mut Value, command: &str) -> Result<Change, String> {
+    let Value::Object(top) = doc else {
+        return Err("the file is not a json object".into());
+    };
+    let hooks = top
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(hooks) = hooks else {
+        return Err("its \"hooks\" is not an object".into());
+    };
+    let mut changes = Vec::new();
+    for event in ["beforeShellExecution", "beforeReadFile"] {
+        let ours = format!("{command} --event {event}");
+        let list = hooks
+            .entry(event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Value::Array(list) = list else {
+            return Err(format!("its \"hooks.{event}\" is not an array"));
+        };
+        let mut present = false;
+        let mut updated = false;
+        for h in list.iter_mut() {
+            let Some(Value::String(c)) = h.get_mut("command") else {
+                continue;
+            };
+            if *c == ours {
+                present = true;
+            } else if is_toolgate_hook(c, "cursor") && c.ends_with(&format!(" --event {event}")) {
+                *c = ours.clone();
+                updated = true;
+            }
+        }
+        changes.push(if updated {
+            Change::Updated
+        } else if present {
+            Change::Unchanged
+        } else {
+            list.push(json!({"command": ours, "failClosed": true}));
+            Change::Added
+        });
+    }
+    Ok(if changes.iter().all(|c| *c == Change::Unchanged) {
+        Change::Unchanged
+    } else if changes.contains(&Change::Added) {
+        Change::Added
+    } else {
+        Change::Updated
+    })
+}
+
 /// Loads the policy the hook will load, so that a hook that would refuse
 /// every call is not installed. Installed tuff policies are looked up per
 /// project, so a `--user` install does not look for them.
@@ -284,6 +366,7 @@ fn harness_name(h: Harness) -> &'static str {
     match h {
         Harness::Claude => "claude",
         Harness::Codex => "codex",
+        Harness::Cursor => "cursor",
     }
 }
 

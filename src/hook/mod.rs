@@ -18,6 +18,7 @@ use crate::error::{Error, ErrorKind};
 
 pub mod claude;
 pub mod codex;
+pub mod cursor;
 pub mod redact;
 
 /// The most hook input read (8 MiB, as tuff reads): more is an error.
