@@ -6,6 +6,7 @@ use std::process::ExitCode;
 pub mod explain;
 pub mod hook;
 pub mod install;
+pub mod lint;
 pub mod match_rules;
 pub mod policy_args;
 
@@ -27,6 +28,9 @@ enum Command {
     Hook(hook::Args),
     /// Install the hook into a harness's settings.
     Install(install::Args),
+    /// Report rules that do not parse, never decide, or allow more than
+    /// they seem to.
+    Lint(lint::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -37,5 +41,6 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => explain::run(args),
         Command::Hook(args) => hook::run(args),
         Command::Install(args) => install::run(args),
+        Command::Lint(args) => lint::run(args),
     }
 }
