@@ -4,6 +4,8 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 pub mod explain;
+pub mod hook;
+pub mod install;
 pub mod lint;
 pub mod match_rules;
 pub mod policy_args;
@@ -22,6 +24,10 @@ enum Command {
     MatchRules(match_rules::Args),
     /// Explain how a command is read, or how a call is decided.
     Explain(explain::Args),
+    /// Answer one hook call of a harness (stdin: its hook input).
+    Hook(hook::Args),
+    /// Install the hook into a harness's settings.
+    Install(install::Args),
     /// Report rules that do not parse, never decide, or allow more than
     /// they seem to.
     Lint(lint::Args),
@@ -33,6 +39,8 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::MatchRules(args) => match_rules::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Hook(args) => hook::run(args),
+        Command::Install(args) => install::run(args),
         Command::Lint(args) => lint::run(args),
     }
 }

@@ -1,0 +1,523 @@
+//! `toolgate hook claude|codex|cursor` (SPEC §11): one hook call, failing
+//! closed.
+//!
+//! The whole hook runs on a worker thread: reading stdin, loading the
+//! policy, deciding. The main thread waits for it at most the time budget
+//! (`--budget-ms`, 2 s by default); a worker that runs out of time, panics
+//! or fails gives the harness's refusal (a deny, the reason on stderr, exit
+//! code 2). A panic hook keeps panics to one line on stderr, and the body
+//! is also wrapped in `catch_unwind`, so no panic reaches the harness as a
+//! crash.
+//!
+//! Debug builds only (never release builds) honour two variables the
+//! end-to-end tests use to reach the panic and time-budget paths:
+//! `TOOLGATE_HOOK_TEST_PANIC` (`worker`: panic while deciding; `main`:
+//! panic before the worker starts) and `TOOLGATE_HOOK_TEST_SLEEP_MS` (the
+//! worker sleeps that long before deciding).
+
+use std::io::Write as _;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value, json};
+
+use crate::Error;
+use crate::Verdict;
+use crate::cli::policy_args::PolicyArgs;
+use crate::error::ErrorKind;
+use crate::eval::{EvalContext, Evaluator};
+use crate::hook::{self, claude, codex, cursor, redact::redact};
+use crate::policy::{ClaudeRoots, LoadedPolicy};
+use crate::{Effect, ToolCall};
+
+/// The harnesses a hook answers.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Harness {
+    /// Claude Code's PreToolUse hook.
+    Claude,
+    /// OpenAI Codex's PreToolUse hook (it cannot ask: ask becomes deny).
+    Codex,
+    /// Cursor's beforeShellExecution or beforeReadFile hook (--event).
+    Cursor,
+}
+
+/// The Cursor events a hook answers.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CursorEvent {
+    /// A shell command.
+    #[value(name = "beforeShellExecution")]
+    BeforeShellExecution,
+    /// A file read (cannot ask: ask becomes deny).
+    #[value(name = "beforeReadFile")]
+    BeforeReadFile,
+}
+
+impl CursorEvent {
+    /// The adapter's event.
+    pub fn event(self) -> cursor::Event {
+        match self {
+            CursorEvent::BeforeShellExecution => cursor::Event::BeforeShellExecution,
+            CursorEvent::BeforeReadFile => cursor::Event::BeforeReadFile,
+        }
+    }
+}
+
+impl Harness {
+    fn as_str(self) -> &'static str {
+        match self {
+            Harness::Claude => "claude",
+            Harness::Codex => "codex",
+            Harness::Cursor => "cursor",
+        }
+    }
+}
+
+/// Options of a hook (shared with `install`, which writes them into the
+/// installed command).
+#[derive(clap::Args, Clone, Debug)]
+pub struct HookOpts {
+    /// Where the rules come from.
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    /// Never answer allow (for policies that only narrow what the harness
+    /// allows).
+    #[arg(long)]
+    pub no_allow: bool,
+    /// The hook's own time budget in milliseconds; when it runs out the
+    /// call is refused.
+    #[arg(long, value_name = "MS", default_value_t = 2000)]
+    pub budget_ms: u64,
+    /// Append one JSON line per decision to FILE (secrets in the call
+    /// redacted).
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+}
+
+/// Arguments of `hook`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The harness asking.
+    #[arg(value_enum)]
+    pub harness: Harness,
+    /// The Cursor event answered (cursor only).
+    #[arg(long, value_enum, required_if_eq("harness", "cursor"))]
+    pub event: Option<CursorEvent>,
+    #[command(flatten)]
+    pub opts: HookOpts,
+}
+
+/// What the hook found, before it is written in the harness's terms.
+enum Outcome {
+    /// Rules decided (or did not: [`Verdict::None`]).
+    Decided {
+        verdict: Verdict,
+        reason: String,
+        rule: Option<(String, String, String)>,
+        facts: Facts,
+    },
+    /// The hook could not decide: refuse.
+    Refused { why: String, facts: Facts },
+}
+
+/// What the log says about the call.
+#[derive(Default)]
+struct Facts {
+    tool: Option<String>,
+    input: Option<Map<String, Value>>,
+    cwd: Option<String>,
+    session_id: Option<String>,
+    tool_use_id: Option<String>,
+}
+
+fn refused(why: impl Into<String>) -> Outcome {
+    Outcome::Refused {
+        why: why.into(),
+        facts: Facts::default(),
+    }
+}
+
+/// Runs one hook call.
+pub fn run(args: Args) -> ExitCode {
+    let started = Instant::now();
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_string());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("toolgate: internal error: {msg}{at}");
+    }));
+    let harness = args.harness;
+    let event = args.event.map(CursorEvent::event);
+    let log = args.opts.log.clone();
+    let outcome = catch_unwind(AssertUnwindSafe(|| budgeted(args)))
+        .unwrap_or_else(|_| refused("internal error (a panic); see stderr"));
+    let code = emit(harness, event, &outcome);
+    if let Some(file) = log {
+        write_log(&file, harness, &outcome, started.elapsed());
+    }
+    code
+}
+
+/// Runs the hook body on a worker and waits for it at most the budget.
+fn budgeted(args: Args) -> Outcome {
+    if test_trigger("TOOLGATE_HOOK_TEST_PANIC").as_deref() == Some("main") {
+        panic!("test panic requested by TOOLGATE_HOOK_TEST_PANIC=main");
+    }
+    let budget = Duration::from_millis(args.opts.budget_ms);
+    let (tx, rx) = mpsc::channel();
+    let opts = args.opts.clone();
+    let harness = args.harness;
+    let event = args.event.map(CursorEvent::event);
+    let spawned = std::thread::Builder::new()
+        .name("toolgate-hook".into())
+        .spawn(move || {
+            let out = catch_unwind(AssertUnwindSafe(|| decide(harness, event, &opts)))
+                .unwrap_or_else(|_| refused("internal error (a panic); see stderr"));
+            // The main thread may have given up waiting; nothing to do then.
+            let _ = tx.send(out);
+        });
+    if let Err(e) = spawned {
+        return refused(format!("cannot start the worker thread: {e}"));
+    }
+    match rx.recv_timeout(budget) {
+        Ok(out) => out,
+        Err(mpsc::RecvTimeoutError::Timeout) => refused(format!(
+            "no decision within the hook's time budget of {} ms",
+            budget.as_millis()
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            refused("internal error (the worker stopped without an answer)")
+        }
+    }
+}
+
+/// A debug-build-only test trigger.
+fn test_trigger(name: &str) -> Option<String> {
+    if cfg!(debug_assertions) {
+        std::env::var(name).ok()
+    } else {
+        None
+    }
+}
+
+/// The hook body: read, load, decide.
+fn decide(harness: Harness, event: Option<cursor::Event>, opts: &HookOpts) -> Outcome {
+    if let Some(ms) = test_trigger("TOOLGATE_HOOK_TEST_SLEEP_MS").and_then(|s| s.parse().ok()) {
+        std::thread::sleep(Duration::from_millis(ms));
+    }
+    if test_trigger("TOOLGATE_HOOK_TEST_PANIC").as_deref() == Some("worker") {
+        panic!("test panic requested by TOOLGATE_HOOK_TEST_PANIC=worker");
+    }
+    let bytes = match hook::read_input(std::io::stdin().lock()) {
+        Ok(b) => b,
+        Err(e) => return refused(e.to_string()),
+    };
+    match (harness, event) {
+        (Harness::Cursor, Some(event)) => decide_cursor(event, opts, &bytes),
+        (Harness::Cursor, None) => refused("a cursor hook needs --event"),
+        _ => decide_pre_tool_use(harness, opts, &bytes),
+    }
+}
+
+/// Cursor's input.
+fn decide_cursor(event: cursor::Event, opts: &HookOpts, bytes: &[u8]) -> Outcome {
+    let input = match cursor::Input::parse(bytes, event) {
+        Ok(i) => i,
+        Err(e) => return refused(e.to_string()),
+    };
+    let facts = Facts {
+        tool: Some(input.call.tool.clone()),
+        input: Some(input.call.input.clone()),
+        cwd: Some(input.cwd.clone()),
+        session_id: input.conversation_id.clone(),
+        tool_use_id: input.generation_id.clone(),
+    };
+    let project = PathBuf::from(&input.project);
+    let mut starts = vec![project.clone(), PathBuf::from(&input.cwd)];
+    if let Ok(dir) = std::env::current_dir() {
+        starts.push(dir);
+    }
+    match evaluate(opts, &input.call, &input.cwd, &project, &starts) {
+        Ok((verdict, reason, rule)) => {
+            let (verdict, reason) = if verdict == Verdict::Allow && opts.no_allow {
+                (Verdict::None, format!("{reason}; --no-allow withholds it"))
+            } else {
+                (verdict, reason)
+            };
+            Outcome::Decided {
+                verdict,
+                reason,
+                rule,
+                facts,
+            }
+        }
+        Err(e) => Outcome::Refused {
+            why: e.to_string(),
+            facts,
+        },
+    }
+}
+
+/// Claude Code's and Codex's `PreToolUse` input (the same shape).
+fn decide_pre_tool_use(harness: Harness, opts: &HookOpts, bytes: &[u8]) -> Outcome {
+    let input = match claude::Input::parse(bytes) {
+        Ok(i) => i,
+        Err(e) => return refused(e.to_string()),
+    };
+    let facts = Facts {
+        tool: Some(input.call.tool.clone()),
+        input: Some(input.call.input.clone()),
+        cwd: Some(input.cwd.clone()),
+        session_id: input.session_id.clone(),
+        tool_use_id: input.tool_use_id.clone(),
+    };
+    let project_var = match harness {
+        Harness::Claude => env_dir("CLAUDE_PROJECT_DIR"),
+        Harness::Codex | Harness::Cursor => None,
+    };
+    let project = project_var.unwrap_or_else(|| PathBuf::from(&input.cwd));
+    let mut starts = vec![project.clone(), PathBuf::from(&input.cwd)];
+    if let Ok(dir) = std::env::current_dir() {
+        starts.push(dir);
+    }
+    let result = evaluate(opts, &input.call, &input.cwd, &project, &starts);
+    let (verdict, reason, rule) = match result {
+        Ok(v) => v,
+        Err(e) => {
+            return Outcome::Refused {
+                why: e.to_string(),
+                facts,
+            };
+        }
+    };
+    let (verdict, reason) = if verdict == Verdict::Allow && opts.no_allow {
+        (Verdict::None, format!("{reason}; --no-allow withholds it"))
+    } else if verdict == Verdict::Allow && !input.may_allow() {
+        let mode = input.permission_mode.as_deref().unwrap_or("");
+        (
+            Verdict::None,
+            format!("{reason}; withheld in permission mode {mode}"),
+        )
+    } else {
+        (verdict, reason)
+    };
+    Outcome::Decided {
+        verdict,
+        reason,
+        rule,
+        facts,
+    }
+}
+
+type Evaluated = (Verdict, String, Option<(String, String, String)>);
+
+/// Loads the policy and decides the call: no policy logic of its own.
+fn evaluate(
+    opts: &HookOpts,
+    call: &ToolCall,
+    cwd: &str,
+    project: &Path,
+    tuff_starts: &[PathBuf],
+) -> Result<Evaluated, Error> {
+    let policy = load_policy(&opts.policy, project, tuff_starts)?;
+    let evaluator = Evaluator::new(&policy)?;
+    let project_str = project.to_str().ok_or_else(|| {
+        Error::new(
+            ErrorKind::Call,
+            format!(
+                "the project directory {} is not valid utf-8",
+                project.display()
+            ),
+        )
+    })?;
+    let mut ctx = EvalContext::new(cwd)?
+        .with_project_dir(project_str)?
+        .with_follow_symlinks(true);
+    if let Some(home) = env_dir("HOME").and_then(|h| h.to_str().map(str::to_string)) {
+        ctx = ctx.with_home(&home)?;
+    }
+    let ctx = evaluator.with_policy_dirs(ctx)?;
+    let d = evaluator.evaluate(call, &ctx)?;
+    let rule = d.rule.map(|r| {
+        let p = &r.rule.provenance;
+        (r.rule.text.clone(), p.source.to_string(), p.item())
+    });
+    Ok((d.verdict, d.reason(), rule))
+}
+
+/// A non-empty directory from the environment.
+fn env_dir(var: &str) -> Option<PathBuf> {
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The hook's policy: the settings hierarchy of `project`, the `--policy`
+/// files, the installed tuff policies (searched from each of `tuff_starts`
+/// in turn), then the rules on the command line — the order
+/// [`PolicyArgs::load`] uses.
+fn load_policy(
+    args: &PolicyArgs,
+    project: &Path,
+    tuff_starts: &[PathBuf],
+) -> Result<LoadedPolicy, Error> {
+    if args.is_empty() {
+        return Err(Error::new(
+            ErrorKind::Policy,
+            "the hook has no policy: give --policy FILE, --claude-settings, --tuff ID \
+             or --allow/--ask/--deny RULE",
+        ));
+    }
+    let mut p = LoadedPolicy::new();
+    if args.claude_settings {
+        p.add_claude_settings(&ClaudeRoots::system(project.to_path_buf()))?;
+    }
+    for file in &args.policy {
+        p.add_file(file)?;
+    }
+    for id in &args.tuff {
+        p.add_installed_tuff(tuff_starts, &args.dir_prefix, id)?;
+    }
+    for (effect, rules) in [
+        (Effect::Deny, &args.deny),
+        (Effect::Ask, &args.ask),
+        (Effect::Allow, &args.allow),
+    ] {
+        for rule in rules {
+            p.add_rule(effect, rule)?;
+        }
+    }
+    Ok(p)
+}
+
+/// Writes the outcome in the harness's terms; returns the exit code.
+fn emit(harness: Harness, event: Option<cursor::Event>, outcome: &Outcome) -> ExitCode {
+    let event = event.unwrap_or(cursor::Event::BeforeReadFile);
+    let (stdout, stderr, code) = match (harness, outcome) {
+        (
+            Harness::Cursor,
+            Outcome::Decided {
+                verdict, reason, ..
+            },
+        ) => (
+            Some(cursor::answer(
+                *verdict,
+                &format!("toolgate: {reason}"),
+                event,
+            )),
+            None,
+            0,
+        ),
+        (Harness::Cursor, Outcome::Refused { why, .. }) => {
+            (Some(cursor::refusal(why)), Some(why.as_str()), 2)
+        }
+        (
+            Harness::Claude,
+            Outcome::Decided {
+                verdict, reason, ..
+            },
+        ) => (
+            claude::answer(*verdict, &format!("toolgate: {reason}")),
+            None,
+            0,
+        ),
+        (
+            Harness::Codex,
+            Outcome::Decided {
+                verdict, reason, ..
+            },
+        ) => (
+            codex::answer(*verdict, &format!("toolgate: {reason}")),
+            None,
+            0,
+        ),
+        (Harness::Claude | Harness::Codex, Outcome::Refused { why, .. }) => {
+            (Some(claude::refusal(why)), Some(why.as_str()), 2)
+        }
+    };
+    if let Some(why) = stderr {
+        eprintln!("toolgate: refused: {why}");
+    }
+    if let Some(v) = stdout {
+        let mut out = std::io::stdout().lock();
+        let written = writeln!(out, "{v}").and_then(|()| out.flush());
+        if written.is_err() {
+            // The harness cannot read the answer; exit 2 still blocks.
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::from(code)
+}
+
+/// Appends the decision to the log; a log that cannot be written is
+/// reported on stderr and changes nothing.
+fn write_log(file: &Path, harness: Harness, outcome: &Outcome, elapsed: Duration) {
+    let time = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    let (decision, reason, rule, facts) = match outcome {
+        Outcome::Decided {
+            verdict,
+            reason,
+            rule,
+            facts,
+        } => (verdict.as_str(), reason.as_str(), rule.as_ref(), facts),
+        Outcome::Refused { why, facts } => ("refused", why.as_str(), None, facts),
+    };
+    let mut line = json!({
+        "time": time,
+        "harness": harness.as_str(),
+        "decision": decision,
+        "reason": redact(reason),
+    });
+    if let Some((text, source, item)) = rule {
+        line["rule"] = json!({"text": text, "source": source, "item": item});
+    }
+    if let Some(t) = &facts.tool {
+        line["tool"] = json!(t);
+    }
+    if let Some(i) = &facts.input {
+        line["input"] = redact_value(&Value::Object(i.clone()));
+    }
+    for (key, v) in [
+        ("cwd", &facts.cwd),
+        ("session_id", &facts.session_id),
+        ("tool_use_id", &facts.tool_use_id),
+    ] {
+        if let Some(v) = v {
+            line[key] = json!(v);
+        }
+    }
+    line["elapsed_us"] = json!(elapsed.as_micros() as u64);
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)
+        .and_then(|mut f| f.write_all(format!("{line}\n").as_bytes()));
+    if let Err(e) = written {
+        eprintln!("toolgate: cannot write the log {}: {e}", file.display());
+    }
+}
+
+/// Every string in `v` redacted.
+fn redact_value(v: &Value) -> Value {
+    match v {
+        Value::String(s) => Value::String(redact(s)),
+        Value::Array(a) => Value::Array(a.iter().map(redact_value).collect()),
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, v)| (k.clone(), redact_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
