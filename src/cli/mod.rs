@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+pub mod eval;
 pub mod explain;
 pub mod match_rules;
 pub mod policy_args;
@@ -19,6 +20,8 @@ pub struct Cli {
 enum Command {
     /// Does each rule match its call? (a JSON array of cases in, booleans out)
     MatchRules(match_rules::Args),
+    /// Decide a JSONL stream of calls (one JSON decision a line out).
+    Eval(eval::Args),
     /// Explain how a command is read, or how a call is decided.
     Explain(explain::Args),
 }
@@ -28,6 +31,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::MatchRules(args) => match_rules::run(args),
+        Command::Eval(args) => eval::run(args),
         Command::Explain(args) => explain::run(args),
     }
 }
