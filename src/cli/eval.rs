@@ -203,8 +203,8 @@ fn str_key<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>
     }
 }
 
-/// The call, context and mode of one parsed line.
-fn line_context(
+/// The context (mode included) of one parsed line.
+pub fn line_context(
     obj: &Map<String, Value>,
     defaults: &Defaults,
     evaluator: &Evaluator,
@@ -298,11 +298,8 @@ fn eval_line(raw: &[u8], n: u64, defaults: &Defaults, evaluator: &Evaluator) -> 
         }
         let value: Value =
             serde_json::from_str(text).map_err(|e| format!("the line is not JSON: {e}"))?;
-        if let Some(Value::Object(obj)) = Some(&value) {
-            match obj.get("tool_use_id") {
-                Some(v @ (Value::String(_) | Value::Number(_))) => id = v.clone(),
-                _ => {}
-            }
+        if let Some(v @ (Value::String(_) | Value::Number(_))) = value.get("tool_use_id") {
+            id = v.clone();
         }
         let call = ToolCall::from_json(&value).map_err(|e| e.message().to_string())?;
         let Value::Object(obj) = &value else {
