@@ -354,3 +354,27 @@ fn summary_counts_verdicts_and_rule_hits() {
     let r = run(&["--policy", POLICY, "--cwd", "/w"], &input(&lines));
     assert!(r.stderr.is_empty(), "{}", r.stderr);
 }
+
+#[test]
+fn the_worked_audit_in_the_readme_is_what_eval_prints() {
+    let r = run(
+        &[
+            "--policy",
+            "examples/audit/policy.json",
+            "--cwd",
+            "/proj",
+            "--summary",
+            "examples/audit/calls.jsonl",
+        ],
+        "",
+    );
+    assert_eq!(r.code, 1);
+    assert_eq!(r.lines.len(), 17);
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    assert!(
+        readme.contains(&r.stderr),
+        "README's audit summary is stale; eval now prints:\n{}",
+        r.stderr
+    );
+}
