@@ -287,7 +287,16 @@ pub fn decision_out<'a>(d: &'a Decision<'_>, id: Value) -> DecisionOut<'a> {
 }
 
 /// Evaluates one input line (1-based `n`) to its output line.
-fn eval_line(raw: &[u8], n: u64, defaults: &Defaults, evaluator: &Evaluator) -> Outcome {
+///
+/// `prepared` is the context of a line with no context keys of its own,
+/// built once per run.
+fn eval_line(
+    raw: &[u8],
+    n: u64,
+    defaults: &Defaults,
+    prepared: Option<&EvalContext>,
+    evaluator: &Evaluator,
+) -> Outcome {
     let mut id = Value::from(n);
     let result = (|| -> Result<(String, Verdict, Option<usize>), String> {
         let text =
@@ -305,9 +314,25 @@ fn eval_line(raw: &[u8], n: u64, defaults: &Defaults, evaluator: &Evaluator) -> 
         let Value::Object(obj) = &value else {
             return Err("a call must be a JSON object".to_string());
         };
-        let ctx = line_context(obj, defaults, evaluator).map_err(|e| e.message().to_string())?;
+        const KEYS: [&str; 6] = [
+            "cwd",
+            "project_dir",
+            "home",
+            "additional_directories",
+            "mode",
+            "permission_mode",
+        ];
+        let own;
+        let ctx = match prepared {
+            Some(base) if !KEYS.iter().any(|k| obj.contains_key(*k)) => base,
+            _ => {
+                own =
+                    line_context(obj, defaults, evaluator).map_err(|e| e.message().to_string())?;
+                &own
+            }
+        };
         let d = evaluator
-            .evaluate(&call, &ctx)
+            .evaluate(&call, ctx)
             .map_err(|e| e.message().to_string())?;
         let out = serde_json::to_string(&decision_out(&d, id.clone()))
             .map_err(|e| format!("cannot write the decision: {e}"))?;
@@ -406,6 +431,7 @@ fn stream(
         hits: vec![0; policy.rules().len()],
         ..Summary::default()
     };
+    let prepared = line_context(&Map::new(), defaults, evaluator).ok();
     let mut chunk: Vec<Vec<u8>> = Vec::with_capacity(CHUNK);
     let mut first = 1u64;
     loop {
@@ -425,7 +451,15 @@ fn stream(
         let results: Vec<Outcome> = chunk
             .par_iter()
             .enumerate()
-            .map(|(i, raw)| eval_line(raw, first + i as u64, defaults, evaluator))
+            .map(|(i, raw)| {
+                eval_line(
+                    raw,
+                    first + i as u64,
+                    defaults,
+                    prepared.as_ref(),
+                    evaluator,
+                )
+            })
             .collect();
         for r in &results {
             out.write_all(r.line.as_bytes())?;
