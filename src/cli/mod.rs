@@ -5,6 +5,7 @@ use std::process::ExitCode;
 
 pub mod eval;
 pub mod explain;
+pub mod lint;
 pub mod match_rules;
 pub mod policy_args;
 
@@ -24,6 +25,9 @@ enum Command {
     Eval(eval::Args),
     /// Explain how a command is read, or how a call is decided.
     Explain(explain::Args),
+    /// Report rules that do not parse, never decide, or allow more than
+    /// they seem to.
+    Lint(lint::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -33,5 +37,6 @@ pub fn main() -> ExitCode {
         Command::MatchRules(args) => match_rules::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Lint(args) => lint::run(args),
     }
 }
