@@ -420,7 +420,7 @@ fn stream(
     let bar = if io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {human_pos} calls ({per_sec})")
+            indicatif::ProgressStyle::with_template("{spinner} {human_pos} calls in {elapsed}")
                 .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
         );
         Some(b)
