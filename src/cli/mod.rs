@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+pub mod eval;
 pub mod explain;
 pub mod hook;
 pub mod install;
@@ -22,6 +23,8 @@ pub struct Cli {
 enum Command {
     /// Does each rule match its call? (a JSON array of cases in, booleans out)
     MatchRules(match_rules::Args),
+    /// Decide a JSONL stream of calls (one JSON decision a line out).
+    Eval(eval::Args),
     /// Explain how a command is read, or how a call is decided.
     Explain(explain::Args),
     /// Answer one hook call of a harness (stdin: its hook input).
@@ -38,6 +41,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::MatchRules(args) => match_rules::run(args),
+        Command::Eval(args) => eval::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Hook(args) => hook::run(args),
         Command::Install(args) => install::run(args),
