@@ -27,6 +27,7 @@ use serde_json::{Map, Value, json};
 use crate::Error;
 use crate::Verdict;
 use crate::cli::policy_args::PolicyArgs;
+use crate::compile::Config;
 use crate::error::ErrorKind;
 use crate::eval::{EvalContext, Evaluator};
 use crate::hook::{self, claude, codex, cursor, redact::redact};
@@ -329,7 +330,8 @@ fn evaluate(
     tuff_starts: &[PathBuf],
 ) -> Result<Evaluated, Error> {
     let policy = load_policy(&opts.policy, project, tuff_starts)?;
-    let evaluator = Evaluator::new(&policy)?;
+    // A hook answers one call and exits: build no shared automata.
+    let evaluator = Evaluator::with_config(&policy, Config::one_shot())?;
     let project_str = project.to_str().ok_or_else(|| {
         Error::new(
             ErrorKind::Call,

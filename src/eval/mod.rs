@@ -81,7 +81,7 @@ pub use decision::{
     ActionKind, ActionReport, DecidingRule, Decision, How, Outcome, RuleMatch, Verdict,
 };
 
-use crate::compile::{AnchorDirs, Kind, Matches, Policy};
+use crate::compile::{AnchorDirs, Config, Kind, Matches, Policy};
 use crate::error::Error;
 use crate::policy::{AdditionalDirectory, LoadedPolicy, PermissionMode, SourceRoot};
 use crate::rule::{DomainPattern, Effect, Pattern, Rule};
@@ -177,7 +177,13 @@ impl Evaluator {
     /// Compiles a loaded policy (its rules in policy order, its sources'
     /// roots, its additional directories and default mode).
     pub fn new(policy: &LoadedPolicy) -> Result<Evaluator, Error> {
-        Evaluator::build(policy.rules().to_vec(), PolicyFacts::of(policy))
+        Evaluator::with_config(policy, Config::new())
+    }
+
+    /// Compiles a loaded policy with a matcher configuration of its own
+    /// (e.g. [`Config::one_shot`] in a process that answers one call).
+    pub fn with_config(policy: &LoadedPolicy, config: Config) -> Result<Evaluator, Error> {
+        Evaluator::build(policy.rules().to_vec(), PolicyFacts::of(policy), config)
     }
 
     /// Compiles bare rules (in policy order). `/x` rules are anchored at
@@ -190,11 +196,11 @@ impl Evaluator {
                 facts.sources.push((name, SourceRoot::Project));
             }
         }
-        Evaluator::build(rules, facts)
+        Evaluator::build(rules, facts, Config::new())
     }
 
-    fn build(rules: Vec<Rule>, facts: PolicyFacts) -> Result<Evaluator, Error> {
-        let policy = Policy::new(rules)?;
+    fn build(rules: Vec<Rule>, facts: PolicyFacts, config: Config) -> Result<Evaluator, Error> {
+        let policy = Policy::builder().configure(config).build(rules)?;
         let mut e = Evaluator {
             policy,
             facts,
