@@ -32,6 +32,7 @@ mod error;
 pub mod eval;
 pub mod paths;
 pub mod policy;
+pub mod policy_eval;
 pub mod reference;
 pub mod reference_eval;
 pub mod rule;

@@ -373,8 +373,17 @@ impl Evaluator {
                 for &id in self.policy.token_rules() {
                     if let Some(r) = rule(id) {
                         if let Pattern::Tokens(t) = &r.pattern {
-                            if r.governs(tool) && tokens::tokens_match(t, words) {
+                            if !r.governs(tool) {
+                                continue;
+                            }
+                            if tokens::tokens_match(t, words) {
                                 ids.push((id, How::Matches));
+                            } else if !holes.is_empty()
+                                && tokens::tokens_could_match(t, words, &|w| {
+                                    holes.iter().any(|h| h == w)
+                                })
+                            {
+                                ids.push((id, How::Could));
                             }
                         }
                     }

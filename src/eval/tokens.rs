@@ -143,9 +143,29 @@ fn letters(program: &str, sub: &str, w: &str) -> Vec<char> {
 
 /// Whether the token rule `rule` matches the argv `words`.
 pub(crate) fn tokens_match(rule: &[String], words: &[String]) -> bool {
+    tokens_match_with(rule, words, &|_| false)
+}
+
+/// Whether the token rule `rule` could match the argv `words` for some
+/// value of its dynamic words (`hole` says which they are): a dynamic word
+/// may stand for any run of words, so it may be the program, the
+/// subcommand, or every rule word still to be found (SPEC §8.4: a deny or
+/// ask rule that could match makes the action ask).
+pub(crate) fn tokens_could_match(
+    rule: &[String],
+    words: &[String],
+    hole: &dyn Fn(&str) -> bool,
+) -> bool {
+    tokens_match_with(rule, words, hole)
+}
+
+fn tokens_match_with(rule: &[String], words: &[String], hole: &dyn Fn(&str) -> bool) -> bool {
     let (Some(program), Some(first)) = (rule.first(), words.first()) else {
         return false;
     };
+    if hole(first) {
+        return true;
+    }
     let prog = basename(first);
     if prog != program {
         return false;
@@ -167,6 +187,9 @@ pub(crate) fn tokens_match(rule: &[String], words: &[String]) -> bool {
                 i += 1;
                 break;
             }
+            if hole(a) {
+                return true;
+            }
             if !a.starts_with('-') || a == "-" {
                 break;
             }
@@ -183,6 +206,9 @@ pub(crate) fn tokens_match(rule: &[String], words: &[String]) -> bool {
     };
     let start = if w1.starts_with('-') { 1 } else { 2 };
     for w in rule.get(start..).unwrap_or(&[]) {
+        if rest.iter().any(|a| hole(a)) {
+            return true;
+        }
         let want = letters(prog, sub, w);
         if !want.is_empty() {
             // Each letter in some cluster (or alias) among the rest.
