@@ -3,7 +3,9 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+pub mod coverage;
 pub mod explain;
+pub mod export;
 pub mod match_rules;
 pub mod policy_args;
 
@@ -21,6 +23,10 @@ enum Command {
     MatchRules(match_rules::Args),
     /// Explain how a command is read, or how a call is decided.
     Explain(explain::Args),
+    /// How a harness enforces each rule of a tuff policy.
+    Coverage(coverage::Args),
+    /// A tuff policy as a harness's native permission settings.
+    Export(export::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -29,5 +35,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::MatchRules(args) => match_rules::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Coverage(args) => coverage::run(args),
+        Command::Export(args) => export::run(args),
     }
 }
