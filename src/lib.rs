@@ -30,6 +30,7 @@
 pub mod compile;
 mod error;
 pub mod eval;
+pub mod lint;
 pub mod paths;
 pub mod policy;
 pub mod policy_eval;

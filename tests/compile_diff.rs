@@ -19,7 +19,10 @@ fn configs() -> Vec<(&'static str, Config)> {
         // Every latching pattern alone; tight latch limit.
         (
             "latch-1",
-            Config::new().latch_group_size(1).latch_size_limit(64 << 10),
+            Config::new()
+                .latch_group_size(1)
+                .fwd_group_size(1)
+                .latch_size_limit(64 << 10),
         ),
         // Automata too small for anything: split down to single rules, then
         // the per-rule fallback.

@@ -27,6 +27,8 @@ struct Case {
     #[serde(default)]
     programs: Option<Vec<String>>,
     #[serde(default)]
+    parents: Option<Vec<usize>>,
+    #[serde(default)]
     forms: Option<Vec<String>>,
     #[serde(default)]
     deny: Vec<String>,
@@ -105,6 +107,17 @@ fn check(case: &Case, r: &Reduction) -> Vec<String> {
         "programs",
         &case.programs,
         inv.iter().map(|i| i.program.base.clone()).collect(),
+    );
+    let parents: Option<Vec<String>> = case
+        .parents
+        .as_ref()
+        .map(|v| v.iter().map(usize::to_string).collect());
+    exact(
+        "parents",
+        &parents,
+        inv.iter()
+            .map(|i| i.parent.map_or(0, |p| p + 1).to_string())
+            .collect(),
     );
     exact(
         "forms",

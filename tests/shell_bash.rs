@@ -70,10 +70,10 @@ fn pattern(c: &Command) -> Vec<Pat> {
     // `time` is a keyword for bash; the reader keeps it as a word.
     if words
         .first()
-        .is_some_and(|w| w.text == "time" && !w.is_dynamic())
+        .is_some_and(|w| w.text() == "time" && !w.is_dynamic())
     {
         words = &words[1..];
-        while words.first().is_some_and(|w| w.text == "-p") {
+        while words.first().is_some_and(|w| w.text() == "-p") {
             words = &words[1..];
         }
     }
@@ -83,7 +83,7 @@ fn pattern(c: &Command) -> Vec<Pat> {
             if w.is_dynamic() {
                 Pat::Any
             } else {
-                Pat::Lit(w.text.clone())
+                Pat::Lit(w.text().to_string())
             }
         })
         .collect()
@@ -132,6 +132,17 @@ fn skip_reason(input: &str, r: &Reading) -> Option<&'static str> {
         if in_shell_script(r, c) {
             continue;
         }
+        // With the builtin disabled, bash no longer parses `x=(…)` as an
+        // argument of a declaration builtin.
+        if c.words.first().is_some_and(|p| {
+            matches!(
+                p.text(),
+                "declare" | "typeset" | "local" | "export" | "readonly"
+            )
+        }) && input.contains("=(")
+        {
+            return Some("array argument of a declaration builtin");
+        }
         if c.assignments.iter().any(|a| {
             matches!(
                 a.name.as_str(),
@@ -141,18 +152,20 @@ fn skip_reason(input: &str, r: &Reading) -> Option<&'static str> {
             return Some("assigns PATH or a shell start-up variable");
         }
         if let Some(p) = c.words.first()
-            && (p.text.contains('/') || p.is_dynamic())
+            && (p.text().contains('/') || p.is_dynamic())
         {
             return Some("program with a path");
         }
         for rd in &c.redirections {
             let t = &rd.target;
-            let procsub = t.text.starts_with("<(") || t.text.starts_with(">(");
+            let procsub = t.text().starts_with("<(") || t.text().starts_with(">(");
             match rd.op {
                 RedirectionOp::Read if t.is_dynamic() && !procsub => {
                     return Some("reads a file named at run time");
                 }
-                RedirectionOp::Read if t.text.starts_with('/') && !Path::new(&t.text).exists() => {
+                RedirectionOp::Read
+                    if t.text().starts_with('/') && !Path::new(t.text()).exists() =>
+                {
                     return Some("reads a file that does not exist");
                 }
                 RedirectionOp::DupIn | RedirectionOp::DupOut if t.is_dynamic() => {
@@ -173,13 +186,13 @@ fn skip_reason(input: &str, r: &Reading) -> Option<&'static str> {
             if !writes {
                 continue;
             }
-            let safe_dev = matches!(t.text.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr");
+            let safe_dev = matches!(t.text(), "/dev/null" | "/dev/stdout" | "/dev/stderr");
             let digits = rd.op == RedirectionOp::DupOut
-                && (t.text == "-" || t.text.bytes().all(|b| b.is_ascii_digit()));
+                && (t.text() == "-" || t.text().bytes().all(|b| b.is_ascii_digit()));
             let relative = !t.is_dynamic()
-                && !t.text.starts_with('/')
-                && !t.text.contains("..")
-                && !t.text.is_empty();
+                && !t.text().starts_with('/')
+                && !t.text().contains("..")
+                && !t.text().is_empty();
             if !(safe_dev || digits || relative) {
                 return Some("writes outside the scratch directory");
             }
@@ -280,7 +293,7 @@ PATH="$W/empty"
         let r = shell::read(input);
         for c in r.commands.iter().filter(|c| !in_shell_script(&r, c)) {
             for rd in &c.redirections {
-                let t = &rd.target.text;
+                let t = rd.target.text();
                 if rd.target.is_dynamic() || t.starts_with('/') || t.contains("..") || t.is_empty()
                 {
                     continue;

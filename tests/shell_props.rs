@@ -31,11 +31,11 @@ fn check_invariants(r: &Reading) -> Result<(), TestCaseError> {
             prop_assert!(w.span.end <= text.len());
             let src = &text[w.span.clone()];
             match w.kind {
-                WordKind::Literal => prop_assert_eq!(&w.text, src),
+                WordKind::Literal => prop_assert_eq!(w.text(), src),
                 WordKind::Dynamic | WordKind::Glob => {
                     // Source text; brace expansion may split a glob word.
                     if !src.contains('{') {
-                        prop_assert_eq!(&w.text, src);
+                        prop_assert_eq!(w.text(), src);
                     }
                 }
                 WordKind::Decoded => {
@@ -43,11 +43,11 @@ fn check_invariants(r: &Reading) -> Result<(), TestCaseError> {
                     // braces, the text is a subsequence of the source.
                     if !src.contains("$'") && !src.contains('{') {
                         let mut it = src.chars();
-                        for ch in w.text.chars() {
+                        for ch in w.text().chars() {
                             prop_assert!(
                                 it.any(|s| s == ch),
                                 "{:?} is not from its source {:?}",
-                                w.text,
+                                w.text(),
                                 src
                             );
                         }
@@ -95,8 +95,8 @@ proptest! {
         let quoted = format!("sh -c '{}'", x.replace('\'', r"'\''"));
         let nested = shell::read(&quoted);
         prop_assert!(!nested.commands.is_empty());
-        prop_assert_eq!(nested.commands[0].words[0].text.as_str(), "sh");
-        prop_assert_eq!(&nested.scripts[1].text, &x);
+        prop_assert_eq!(nested.commands[0].words[0].text(), "sh");
+        prop_assert_eq!(&*nested.scripts[1].text, x.as_str());
         let inner: Vec<String> = rendered(&nested)[1..].to_vec();
         prop_assert_eq!(inner, rendered(&alone));
         let a: Vec<_> = alone.incomplete.iter().map(|i| (i.reason, i.span.clone())).collect();
@@ -112,14 +112,20 @@ proptest! {
         program in "[a-z][a-z0-9_./-]{0,7}",
         args in prop::collection::vec("[a-zA-Z0-9_./:@%+=-]{1,8}", 0..6),
     ) {
-        // Words made only of ordinary characters read back as themselves.
+        // Words made only of ordinary characters read back as themselves
+        // (a reserved word is not a program).
+        let reserved = [
+            "if", "then", "elif", "else", "fi", "while", "until", "do", "done", "for", "select",
+            "case", "esac", "function", "coproc",
+        ];
+        prop_assume!(!reserved.contains(&program.as_str()));
         let mut words = vec![program];
         words.extend(args);
         let line = words.join(" ");
         let r = shell::read(&line);
         prop_assert!(r.is_complete());
         prop_assert_eq!(r.commands.len(), 1);
-        let got: Vec<&str> = r.commands[0].words.iter().map(|w| w.text.as_str()).collect();
+        let got: Vec<&str> = r.commands[0].words.iter().map(|w| w.text()).collect();
         let want: Vec<&str> = words.iter().map(String::as_str).collect();
         prop_assert_eq!(got, want);
     }
@@ -128,6 +134,6 @@ proptest! {
     fn single_quoting_any_text_gives_it_back(s in "[^\\x00']{0,40}") {
         let r = shell::read(&format!("echo '{s}'"));
         prop_assert!(r.is_complete());
-        prop_assert_eq!(r.commands[0].words[1].text.as_str(), s.as_str());
+        prop_assert_eq!(r.commands[0].words[1].text(), s.as_str());
     }
 }

@@ -25,8 +25,17 @@ pub fn run(args: Args) -> ExitCode {
     let reading = shell::read(&cmd);
     let reduction = shell::reduce::invocations(&reading);
     if args.json {
-        let both = serde_json::json!({ "reading": &reading, "reduction": &reduction });
-        match serde_json::to_string_pretty(&both) {
+        // The reading's own shape plus `complete`, for convenience, and
+        // what its commands do under `reduction`.
+        let json = serde_json::to_value(&reading).and_then(|mut v| {
+            let red = serde_json::to_value(&reduction)?;
+            if let Some(map) = v.as_object_mut() {
+                map.insert("complete".into(), reading.is_complete().into());
+                map.insert("reduction".into(), red);
+            }
+            Ok(v)
+        });
+        match json.and_then(|v| serde_json::to_string_pretty(&v)) {
             Ok(s) => println!("{s}"),
             Err(e) => {
                 eprintln!("toolgate: cannot write the reading as json: {e}");
@@ -79,7 +88,7 @@ pub fn render(r: &Reading) -> String {
             } else {
                 "dynamic"
             };
-            let _ = writeln!(out, "     {indent}  {what}: {}", w.text);
+            let _ = writeln!(out, "     {indent}  {what}: {}", w.text());
         }
     }
     if r.is_complete() {

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 pub mod coverage;
 pub mod explain;
 pub mod export;
+pub mod lint;
 pub mod match_rules;
 pub mod policy_args;
 
@@ -27,6 +28,9 @@ enum Command {
     Coverage(coverage::Args),
     /// A tuff policy as a harness's native permission settings.
     Export(export::Args),
+    /// Report rules that do not parse, never decide, or allow more than
+    /// they seem to.
+    Lint(lint::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -37,5 +41,6 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => explain::run(args),
         Command::Coverage(args) => coverage::run(args),
         Command::Export(args) => export::run(args),
+        Command::Lint(args) => lint::run(args),
     }
 }

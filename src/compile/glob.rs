@@ -17,7 +17,7 @@
 //! follow) and turns a final `**` (one or more segments) into "one more
 //! byte".
 
-use super::lower::{Lowered, Place, push_class, push_literal};
+use super::lower::{Lowered, Place, Shape, push_class, push_literal};
 use crate::rule::{PathPattern, SegPiece, Segment};
 
 /// `[^/]*`: a run of bytes inside one segment. Byte-level is exact here:
@@ -42,6 +42,10 @@ pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
     let mut re = String::new();
     let mut latch = false;
     let mut inner_double = 0usize;
+    // Stars in the first segment (after a trailing one is dropped), and
+    // whether one leads it.
+    let mut first_stars = 0usize;
+    let mut first_star_led = false;
     let last = segs.len() - 1;
     for (i, seg) in segs.iter().enumerate() {
         match seg {
@@ -57,6 +61,16 @@ pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
             Segment::Pieces(pieces) => {
                 let mut pieces: &[SegPiece] = pieces;
                 let trailing_star = i == last && pieces.last() == Some(&SegPiece::Star);
+                if i == 0 {
+                    let mut kept: &[SegPiece] = pieces;
+                    if i == last {
+                        while kept.last() == Some(&SegPiece::Star) {
+                            kept = &kept[..kept.len() - 1];
+                        }
+                    }
+                    first_stars = kept.iter().filter(|x| **x == SegPiece::Star).count();
+                    first_star_led = kept.first() == Some(&SegPiece::Star);
+                }
                 if i == last {
                     while pieces.last() == Some(&SegPiece::Star) {
                         pieces = &pieces[..pieces.len() - 1];
@@ -86,21 +100,47 @@ pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
     }
     let multi_segment =
         segs.len() > 1 && !(segs.len() == 2 && segs.last() == Some(&Segment::DoubleStar));
-    let place = if anchored {
-        Place::Fwd
+    let (place, shape) = if anchored {
+        let shape = if latch {
+            Shape::Latching
+        } else if inner_double == 1 {
+            Shape::Tracking
+        } else {
+            Shape::Pure
+        };
+        (Place::Fwd, shape)
     } else {
         re.insert_str(0, SEGS);
         if multi_segment || inner_double > 0 {
             latch = true;
         }
-        Place::Float
+        match (latch, first_stars, first_star_led) {
+            // Any-depth names: a trie restarted at each segment.
+            (false, 0, _) => (Place::Float, Shape::Pure),
+            // Any-depth `*.ext`, `*x`: Aho-Corasick-like within a segment;
+            // kept apart from the names, whose trie it would multiply.
+            (false, 1, true) => (Place::FloatStar, Shape::Pure),
+            _ => (Place::Float, Shape::Latching),
+        }
+    };
+    let first = match segs.first() {
+        Some(Segment::Pieces(ps)) if anchored && !p.case_insensitive => match ps.first() {
+            Some(SegPiece::Literal(l)) => l.bytes().next(),
+            _ => None,
+        },
+        _ => None,
     };
     let re = if p.case_insensitive {
         format!("(?i:{re})")
     } else {
         re
     };
-    Lowered::Regex { place, latch, re }
+    Lowered::Regex {
+        place,
+        shape,
+        first,
+        re,
+    }
 }
 
 fn push_seg_piece(re: &mut String, piece: &SegPiece) {

@@ -184,7 +184,19 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
     w.len(m.autos.len());
     for a in &m.autos {
         w.u8(u8::from(a.rev));
-        w.ids(&a.ids);
+        w.len(a.ids.len());
+        for ids in a.ids.iter() {
+            w.ids(ids);
+        }
+        match &a.first {
+            None => w.u8(0),
+            Some(set) => {
+                w.u8(1);
+                for x in set {
+                    w.buf.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
         let (bytes, pad) = a.dfa.to_bytes_little_endian();
         let dfa = bytes.get(pad..).unwrap_or(&[]);
         w.len(dfa.len());
@@ -238,11 +250,29 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
     let mut autos = Vec::with_capacity(n);
     for _ in 0..n {
         let rev = r.u8()? != 0;
-        let ids = r.ids(id_bound)?.into_boxed_slice();
+        let n = r.len()?;
+        let mut ids = Vec::with_capacity(n);
+        for _ in 0..n {
+            ids.push(r.ids(id_bound)?.into_boxed_slice());
+        }
+        let ids = ids.into_boxed_slice();
+        let first = match r.u8()? {
+            0 => None,
+            1 => {
+                let mut set = [0u64; 4];
+                for x in &mut set {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(r.take(8)?);
+                    *x = u64::from_le_bytes(w);
+                }
+                Some(set)
+            }
+            _ => return Err(image_error("image has an invalid dispatch set")),
+        };
         let len = r.len()?;
         r.align8()?;
         let dfa = load_dfa(r.take(len)?)?;
-        let auto = Auto::new(dfa, rev, ids)
+        let auto = Auto::new(dfa, rev, ids, first)
             .ok_or_else(|| image_error("image holds an automaton that does not fit its rules"))?;
         autos.push(auto);
     }

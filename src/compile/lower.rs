@@ -31,6 +31,25 @@ pub(crate) enum Place {
     Float,
     /// Backward from the end of the haystack (suffix patterns).
     Rev,
+    /// Like `Float`, for patterns that track from their start (any-depth
+    /// `*.ext`), kept apart from the literal-led ones.
+    FloatStar,
+}
+
+/// How a pattern's threads live in an automaton, which decides how many
+/// patterns can share one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Shape {
+    /// No unbounded wildcard before the end: threads die early (a trie,
+    /// or Aho-Corasick-like for `Float`). Linear in any number.
+    Pure,
+    /// One unbounded wildcard inside (`git * --force`): its thread stays
+    /// alive tracking the rest, multiplying the states of patterns that
+    /// share its prefix.
+    Tracking,
+    /// A literal between two unbounded wildcards (`*a*b*`): the automaton
+    /// must remember it was seen; states double per such pattern.
+    Latching,
 }
 
 /// A pattern in matching form.
@@ -46,9 +65,11 @@ pub(crate) enum Lowered {
     Regex {
         /// Where it is searched.
         place: Place,
-        /// Whether its automaton must remember a literal seen between two
-        /// unbounded wildcards (state counts multiply across such rules).
-        latch: bool,
+        /// How its threads live in an automaton.
+        shape: Shape,
+        /// The byte every match starts with, when there is one (forward
+        /// literal-led, case-sensitive): automata are chosen by it.
+        first: Option<u8>,
         /// The regex.
         re: String,
     },
@@ -141,7 +162,7 @@ fn lower_form1(form: &CommandForm, case_insensitive: bool) -> Lowered {
                 let mut re = String::new();
                 push_literal(&mut re, s);
                 re.push('$');
-                regex(Place::Fwd, false, re, true)
+                regex(Place::Fwd, 0, re, true)
             } else {
                 Lowered::Exact(s.clone())
             }
@@ -150,7 +171,7 @@ fn lower_form1(form: &CommandForm, case_insensitive: bool) -> Lowered {
             let mut re = String::new();
             push_literal(&mut re, p);
             re.push_str("(?:\\x{20}|$)");
-            regex(Place::Fwd, false, re, case_insensitive)
+            regex_first(Place::Fwd, 0, re, case_insensitive, p.bytes().next())
         }
         CommandForm::Glob(pieces) | CommandForm::PrefixGlob(pieces) => {
             lower_glob(pieces, case_insensitive)
@@ -210,27 +231,57 @@ pub(crate) fn lower_glob(pieces: &[GlobPiece], case_insensitive: bool) -> Lowere
             }
         }
     }
+    let first = match body.first() {
+        Some(GlobPiece::Literal(l)) => l.bytes().next(),
+        _ => None,
+    };
     match (lead, trail) {
         (false, false) => {
             re.push('$');
-            regex(Place::Fwd, inner >= 2, re, case_insensitive)
+            regex_first(Place::Fwd, inner, re, case_insensitive, first)
         }
-        (false, true) => regex(Place::Fwd, inner >= 2, re, case_insensitive),
-        (true, false) => regex(Place::Rev, inner >= 2, re, case_insensitive),
+        (false, true) => regex_first(Place::Fwd, inner, re, case_insensitive, first),
+        (true, false) => regex(Place::Rev, inner, re, case_insensitive),
         (true, true) => {
             re.insert_str(0, ANY_RUN);
-            regex(Place::Float, inner >= 1, re, case_insensitive)
+            regex(Place::Float, inner, re, case_insensitive)
         }
     }
 }
 
-fn regex(place: Place, latch: bool, re: String, case_insensitive: bool) -> Lowered {
+fn regex(place: Place, inner: usize, re: String, case_insensitive: bool) -> Lowered {
+    regex_first(place, inner, re, case_insensitive, None)
+}
+
+fn regex_first(
+    place: Place,
+    inner: usize,
+    re: String,
+    case_insensitive: bool,
+    first: Option<u8>,
+) -> Lowered {
+    let shape = match (place, inner) {
+        (_, 0) => Shape::Pure,
+        (Place::Float | Place::FloatStar, _) => Shape::Latching,
+        (_, 1) => Shape::Tracking,
+        _ => Shape::Latching,
+    };
     let re = if case_insensitive {
         format!("(?i:{re})")
     } else {
         re
     };
-    Lowered::Regex { place, latch, re }
+    let first = if case_insensitive || place != Place::Fwd {
+        None
+    } else {
+        first
+    };
+    Lowered::Regex {
+        place,
+        shape,
+        first,
+        re,
+    }
 }
 
 /// Lowers a tool-name match.
@@ -244,7 +295,7 @@ pub(crate) fn lower_tool(t: &ToolMatch) -> Lowered {
             re.push_str("(?:$|");
             push_literal(&mut re, "__");
             re.push(')');
-            regex(Place::Fwd, false, re, false)
+            regex_first(Place::Fwd, 0, re, false, Some(b'm'))
         }
         ToolMatch::Glob(pieces) => lower_glob(pieces, false),
     }
@@ -286,18 +337,10 @@ pub(crate) fn lower_domain(d: &DomainPattern) -> Lowered {
                 }
             }
             if *subdomains {
-                Lowered::Regex {
-                    place: Place::Rev,
-                    latch: false,
-                    re,
-                }
+                regex(Place::Rev, 0, re, false)
             } else {
                 re.push('$');
-                Lowered::Regex {
-                    place: Place::Fwd,
-                    latch: false,
-                    re,
-                }
+                regex(Place::Fwd, 0, re, false)
             }
         }
     }

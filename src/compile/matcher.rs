@@ -15,14 +15,22 @@ pub(crate) struct Auto {
     pub(crate) start: StateID,
     /// Walked from the last byte to the first.
     pub(crate) rev: bool,
-    /// Pattern id → rule id.
-    pub(crate) ids: Box<[u32]>,
+    /// Pattern id → rule ids.
+    pub(crate) ids: Box<[Box<[u32]>]>,
+    /// When set, the automaton can only match haystacks whose first byte
+    /// is in this set (a bitmap), and is not walked for others.
+    pub(crate) first: Option<[u64; 4]>,
 }
 
 impl Auto {
     /// Wraps a built DFA; `None` when it has no anchored start state
     /// (never the case for DFAs built by this module).
-    pub(crate) fn new(dfa: dense::DFA<Vec<u32>>, rev: bool, ids: Box<[u32]>) -> Option<Auto> {
+    pub(crate) fn new(
+        dfa: dense::DFA<Vec<u32>>,
+        rev: bool,
+        ids: Box<[Box<[u32]>]>,
+        first: Option<[u64; 4]>,
+    ) -> Option<Auto> {
         let start = dfa
             .start_state(&start::Config::new().anchored(Anchored::Yes))
             .ok()?;
@@ -34,14 +42,15 @@ impl Auto {
             start,
             rev,
             ids,
+            first,
         })
     }
 
     #[inline]
     fn collect(&self, s: StateID, out: &mut Vec<u32>) {
         for i in 0..self.dfa.match_len(s) {
-            if let Some(&id) = self.ids.get(self.dfa.match_pattern(s, i).as_usize()) {
-                out.push(id);
+            if let Some(ids) = self.ids.get(self.dfa.match_pattern(s, i).as_usize()) {
+                out.extend_from_slice(ids);
             }
         }
     }
@@ -126,7 +135,14 @@ impl KindMatcher {
                 out.ids.extend_from_slice(ids);
             }
         }
+        let b0 = hay.first().copied();
         for a in &self.autos {
+            if let Some(set) = &a.first {
+                match b0 {
+                    Some(b) if set[usize::from(b >> 6)] & (1 << (b & 63)) != 0 => {}
+                    _ => continue,
+                }
+            }
             a.walk(hay, self.term, &mut out.ids);
         }
         if !self.slow.is_empty() {
@@ -164,7 +180,7 @@ impl KindMatcher {
         let autos: usize = self
             .autos
             .iter()
-            .map(|a| a.dfa.memory_usage() + a.ids.len() * 4)
+            .map(|a| a.dfa.memory_usage() + a.ids.iter().map(|x| 16 + x.len() * 4).sum::<usize>())
             .sum();
         let exact: usize = self
             .exact

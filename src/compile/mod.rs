@@ -114,6 +114,7 @@ impl Kind {
 pub struct Config {
     dfa_size_limit: usize,
     latch_group_size: usize,
+    fwd_group_size: usize,
     latch_size_limit: usize,
     split_budget: usize,
     nfa_size_limit: usize,
@@ -127,13 +128,16 @@ impl Default for Config {
 }
 
 impl Config {
-    /// The defaults: 48 MiB per automaton, latching patterns 4 to an
-    /// automaton of at most 2 MiB, 8 splits per kind, 8 MiB per rule's NFA,
-    /// a 2 MiB lazy-DFA cache per fallback rule.
+    /// The defaults: 48 MiB per automaton of patterns that cannot
+    /// multiply states; literal-led patterns with inner wildcards 32 to an
+    /// automaton, other latching patterns 4, such automata at most 2 MiB;
+    /// 8 splits per kind; 8 MiB per rule's NFA; a 2 MiB lazy-DFA cache per
+    /// fallback rule.
     pub fn new() -> Config {
         Config {
             dfa_size_limit: 48 << 20,
             latch_group_size: 4,
+            fwd_group_size: 32,
             latch_size_limit: 2 << 20,
             split_budget: 8,
             nfa_size_limit: 8 << 20,
@@ -153,7 +157,15 @@ impl Config {
         self
     }
 
-    /// The size limit of an automaton of latching patterns.
+    /// How many literal-led patterns with inner wildcards (`git * --force`)
+    /// share one automaton (it is walked only for haystacks that start
+    /// like one of them).
+    pub fn fwd_group_size(mut self, n: usize) -> Config {
+        self.fwd_group_size = n.max(1);
+        self
+    }
+
+    /// The size limit of an automaton of tracking or latching patterns.
     pub fn latch_size_limit(mut self, bytes: usize) -> Config {
         self.latch_size_limit = bytes;
         self

@@ -12,7 +12,7 @@
 //! with the same answers.
 
 use super::Config;
-use super::lower::{Lowered, Place};
+use super::lower::{Lowered, Place, Shape};
 use super::matcher::{Auto, KindMatcher, Slow};
 use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
@@ -91,10 +91,16 @@ pub(crate) fn build_slow(re: &str, rev: bool, id: u32, cfg: &Config) -> Result<S
     })
 }
 
+/// `(rule id, regex, first byte)`.
+type Pat<'a> = (u32, &'a str, Option<u8>);
+
 struct Group<'a> {
     rev: bool,
     limit: usize,
-    pats: Vec<(u32, &'a str)>,
+    /// `(rule ids, regex, first byte)`.
+    pats: Vec<(Vec<u32>, &'a str, Option<u8>)>,
+    /// Walked only for haystacks whose first byte some pattern starts with.
+    dispatch: bool,
 }
 
 /// Builds the matcher of one kind from `(rule id, lowered pattern)` pairs.
@@ -108,8 +114,8 @@ pub(crate) fn build(
         ..KindMatcher::default()
     };
     let mut exact: HashMap<Box<[u8]>, Vec<u32>> = HashMap::new();
-    let mut plain: [Vec<(u32, &str)>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    let mut latching: [Vec<(u32, &str)>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    // [place][shape]
+    let mut by: [[Vec<Pat<'_>>; 3]; 4] = Default::default();
     for (id, l) in lowered {
         m.id_bound = m.id_bound.max(id.saturating_add(1));
         match l {
@@ -119,49 +125,105 @@ pub(crate) fn build(
                 .entry(s.as_bytes().to_vec().into_boxed_slice())
                 .or_default()
                 .push(*id),
-            Lowered::Regex { place, latch, re } => {
-                let slot = match place {
+            Lowered::Regex {
+                place,
+                shape,
+                first,
+                re,
+            } => {
+                let p = match place {
                     Place::Fwd => 0,
                     Place::Float => 1,
                     Place::Rev => 2,
+                    Place::FloatStar => 3,
                 };
-                if *latch {
-                    latching[slot].push((*id, re.as_str()));
-                } else {
-                    plain[slot].push((*id, re.as_str()));
-                }
+                let s = match shape {
+                    Shape::Pure => 0,
+                    Shape::Tracking => 1,
+                    Shape::Latching => 2,
+                };
+                by[p][s].push((*id, re.as_str(), *first));
             }
         }
     }
     m.exact = exact;
     let mut groups = Vec::new();
-    for (slot, pats) in plain.into_iter().enumerate() {
-        if !pats.is_empty() {
-            groups.push(Group {
-                rev: slot == 2,
-                limit: cfg.dfa_size_limit,
-                pats,
-            });
-        }
-    }
-    for (slot, pats) in latching.into_iter().enumerate() {
-        for chunk in pats.chunks(cfg.latch_group_size.max(1)) {
-            groups.push(Group {
-                rev: slot == 2,
-                limit: cfg.latch_size_limit,
-                pats: chunk.to_vec(),
-            });
+    // Identical regexes (a rule read in two dialects, or twice) are
+    // compiled once, for all their rules.
+    let by = by.map(|shapes| {
+        shapes.map(|pats| {
+            let mut index: HashMap<&str, usize> = HashMap::new();
+            let mut out: Vec<(Vec<u32>, &str, Option<u8>)> = Vec::new();
+            for (id, re, first) in pats {
+                match index.get(re) {
+                    Some(&i) => out[i].0.push(id),
+                    None => {
+                        index.insert(re, out.len());
+                        out.push((vec![id], re, first));
+                    }
+                }
+            }
+            out
+        })
+    });
+    for (p, shapes) in by.into_iter().enumerate() {
+        let rev = p == 2;
+        for (s, mut pats) in shapes.into_iter().enumerate() {
+            if pats.is_empty() {
+                continue;
+            }
+            if s == 0 {
+                // Pure patterns never multiply: one automaton.
+                groups.push(Group {
+                    rev,
+                    limit: cfg.dfa_size_limit,
+                    pats,
+                    dispatch: false,
+                });
+                continue;
+            }
+            // Tracking and latching patterns multiply the states of those
+            // alive beside them: a bounded number per automaton. Forward
+            // literal-led ones are sorted by prefix (so those sharing one
+            // share an automaton) and each automaton is walked only when the
+            // haystack starts with one of its first bytes.
+            let chunk = if s == 1 {
+                cfg.fwd_group_size
+            } else {
+                cfg.latch_group_size
+            };
+            if p == 0 {
+                pats.sort_by(|a, b| (a.2.is_none(), a.2, a.1).cmp(&(b.2.is_none(), b.2, b.1)));
+            }
+            for c in pats.chunks(chunk.max(1)) {
+                groups.push(Group {
+                    rev,
+                    limit: cfg.latch_size_limit,
+                    pats: c.to_vec(),
+                    dispatch: p == 0,
+                });
+            }
         }
     }
     let mut budget = cfg.split_budget;
     let mut work = groups;
     while let Some(g) = work.pop() {
         let res: Vec<&str> = g.pats.iter().map(|p| p.1).collect();
-        match build_dfa(&res, g.rev, g.limit, cfg) {
+        let first = first_bytes(&g);
+        let built = build_dfa(&res, g.rev, g.limit, cfg);
+        match built {
             Ok(dfa) => {
-                let ids: Box<[u32]> = g.pats.iter().map(|p| p.0).collect();
-                let auto = Auto::new(dfa, g.rev, ids).ok_or_else(|| BuildFailure {
-                    id: g.pats.first().map_or(0, |p| p.0),
+                let ids: Box<[Box<[u32]>]> = g
+                    .pats
+                    .iter()
+                    .map(|p| p.0.clone().into_boxed_slice())
+                    .collect();
+                let auto = Auto::new(dfa, g.rev, ids, first).ok_or_else(|| BuildFailure {
+                    id: g
+                        .pats
+                        .first()
+                        .and_then(|p| p.0.first().copied())
+                        .unwrap_or(0),
                     message: "automaton has no anchored start state".to_string(),
                 })?;
                 m.autos.push(auto);
@@ -173,23 +235,27 @@ pub(crate) fn build(
                     rev: g.rev,
                     limit: g.limit,
                     pats: a.to_vec(),
+                    dispatch: g.dispatch,
                 });
                 work.push(Group {
                     rev: g.rev,
                     limit: g.limit,
                     pats: b.to_vec(),
+                    dispatch: g.dispatch,
                 });
             }
             Err(e) if e.is_size_limit_exceeded() => {
-                for (id, re) in &g.pats {
-                    m.slow.push(build_slow(re, g.rev, *id, cfg)?);
+                for (ids, re, _) in &g.pats {
+                    for id in ids {
+                        m.slow.push(build_slow(re, g.rev, *id, cfg)?);
+                    }
                 }
             }
             Err(e) => {
                 // Not a size problem: find the rule that causes it.
                 if g.pats.len() == 1 {
                     return Err(BuildFailure {
-                        id: g.pats[0].0,
+                        id: g.pats[0].0.first().copied().unwrap_or(0),
                         message: format!("rule does not compile: {e}"),
                     });
                 }
@@ -197,7 +263,8 @@ pub(crate) fn build(
                     work.push(Group {
                         rev: g.rev,
                         limit: g.limit,
-                        pats: vec![*p],
+                        pats: vec![p.clone()],
+                        dispatch: g.dispatch,
                     });
                 }
             }
@@ -205,6 +272,19 @@ pub(crate) fn build(
     }
     // Walk literal-led automata first: they die earliest.
     m.autos
-        .sort_by_key(|a| (a.rev, std::cmp::Reverse(a.ids.len())));
+        .sort_by_key(|a| (a.first.is_some(), a.rev, std::cmp::Reverse(a.ids.len())));
     Ok(m)
+}
+
+/// The first bytes of a dispatched group's patterns (`None`: walk always).
+fn first_bytes(g: &Group<'_>) -> Option<[u64; 4]> {
+    if !g.dispatch {
+        return None;
+    }
+    let mut set = [0u64; 4];
+    for (_, _, first) in &g.pats {
+        let b = (*first)?;
+        set[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+    Some(set)
 }

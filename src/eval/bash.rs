@@ -133,7 +133,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
             call_rules: true,
             target: Target::Run {
                 cands,
-                words: inv.words.into_iter().map(|w| w.text).collect(),
+                words: inv.words.iter().map(|w| w.text().to_string()).collect(),
                 holes,
                 exec: inv.exec,
             },
@@ -192,8 +192,8 @@ fn holes_of(invs: &[Invocation], i: usize) -> Vec<String> {
             .iter()
             .chain(inv.assignments.iter().map(|a| &a.value))
         {
-            if w.is_dynamic() && !holes.contains(&w.text) {
-                holes.push(w.text.clone());
+            if w.is_dynamic() && !holes.iter().any(|h| h == w.text()) {
+                holes.push(w.text().to_string());
             }
         }
         first = false;

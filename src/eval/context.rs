@@ -176,8 +176,31 @@ impl EvalContext {
                 return join_lexical(home, rest);
             }
         }
-        join_lexical(dir, path)
+        join_fast(dir, path)
     }
+}
+
+/// [`join_lexical`] without its allocations when `path` needs no
+/// normalising (no empty, `.` or `..` segment): the common case.
+fn join_fast(dir: &str, path: &str) -> Option<String> {
+    let clean = !path.is_empty()
+        && path
+            .split('/')
+            .enumerate()
+            .all(|(i, seg)| !matches!(seg, "." | "..") && (!seg.is_empty() || i == 0));
+    if !clean || !dir.starts_with('/') {
+        return join_lexical(dir, path);
+    }
+    if path.starts_with('/') {
+        return Some(path.to_string());
+    }
+    let mut s = String::with_capacity(dir.len() + 1 + path.len());
+    s.push_str(dir);
+    if !dir.ends_with('/') {
+        s.push('/');
+    }
+    s.push_str(path);
+    Some(s)
 }
 
 /// Whether the normalised absolute path `abs` is the normalised absolute
@@ -218,6 +241,24 @@ mod tests {
         );
         assert_eq!(ctx.absolute_path("/p/a", "../b").as_deref(), Some("/p/b"));
         assert!(EvalContext::new("rel").is_err());
+        for (dir, path) in [
+            ("/p", "a/b"),
+            ("/p", "/x/y"),
+            ("/p", "a//b"),
+            ("/p", "a/./b"),
+            ("/p", "../b"),
+            ("/p", "a/"),
+            ("/", "a"),
+            ("/p", ""),
+            ("/p", "//x"),
+            ("/p", ".hidden/..x"),
+        ] {
+            assert_eq!(
+                join_fast(dir, path),
+                join_lexical(dir, path),
+                "{dir} {path}"
+            );
+        }
         assert!(
             EvalContext::new("/a")
                 .unwrap()

@@ -86,10 +86,13 @@ enum Alts {
 
 /// Finds the first group that expands: an unquoted `{` with its matching
 /// `}` and a top-level comma inside, or a sequence `{x..y[..n]}`. One
-/// pass with a stack, so linear in the word.
+/// pass with a stack, linear in the word, and it stops as soon as the
+/// first group is known (every group open before it has closed).
 fn find_group(src: &[u8]) -> Option<(usize, usize, Alts)> {
-    // (open position, commas at its top level)
-    let mut stack: Vec<(usize, Vec<usize>)> = Vec::new();
+    // Open groups: (position of `{`, index into `commas` where its own
+    // commas start). `commas` holds (stack depth, position).
+    let mut stack: Vec<(usize, usize)> = Vec::new();
+    let mut commas: Vec<(usize, usize)> = Vec::new();
     let mut best: Option<(usize, usize, Alts)> = None;
     let mut i = 0;
     while i < src.len() {
@@ -104,19 +107,28 @@ fn find_group(src: &[u8]) -> Option<(usize, usize, Alts)> {
                 i += 2;
             }
             b'{' => {
-                stack.push((i, Vec::new()));
+                stack.push((i, commas.len()));
                 i += 1;
             }
             b',' => {
-                if let Some(top) = stack.last_mut() {
-                    top.1.push(i);
+                if !stack.is_empty() {
+                    commas.push((stack.len(), i));
                 }
                 i += 1;
             }
             b'}' => {
-                if let Some((open, commas)) = stack.pop() {
-                    let cand = if !commas.is_empty() {
-                        Some(Alts::Commas(commas))
+                let depth = stack.len();
+                if let Some((open, from)) = stack.pop() {
+                    let own: Vec<usize> = commas
+                        .get(from..)
+                        .unwrap_or(&[])
+                        .iter()
+                        .filter(|(d, _)| *d == depth)
+                        .map(|(_, p)| *p)
+                        .collect();
+                    commas.truncate(from);
+                    let cand = if !own.is_empty() {
+                        Some(Alts::Commas(own))
                     } else {
                         sequence(src.get(open + 1..i).unwrap_or(&[])).map(Alts::Sequence)
                     };
@@ -127,6 +139,9 @@ fn find_group(src: &[u8]) -> Option<(usize, usize, Alts)> {
                             best = Some((open, i, alts));
                         }
                     }
+                }
+                if stack.is_empty() && best.is_some() {
+                    return best;
                 }
                 i += 1;
             }
@@ -199,10 +214,12 @@ fn sequence(inner: &[u8]) -> Option<Vec<Vec<u8>>> {
                 break;
             }
             let next = if a < b {
-                x.checked_add(step)?
+                x.checked_add(step)
             } else {
-                x.checked_sub(step)?
+                x.checked_sub(step)
             };
+            // A step past the integer range ends the sequence, as in bash.
+            let Some(next) = next else { break };
             if (a < b && next > b) || (a > b && next < b) {
                 break;
             }
@@ -226,7 +243,13 @@ fn sequence(inner: &[u8]) -> Option<Vec<Vec<u8>>> {
             if x == b {
                 break;
             }
-            let next = if a < b { x + step } else { x - step };
+            let next = if a < b {
+                x.checked_add(step)
+            } else {
+                x.checked_sub(step)
+            };
+            // A step past the integer range ends the sequence, as in bash.
+            let Some(next) = next else { break };
             if (a < b && next > b) || (a > b && next < b) {
                 break;
             }

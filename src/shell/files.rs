@@ -106,11 +106,11 @@ pub(crate) struct Found {
 
 impl Found {
     fn file(&mut self, w: &Word, access: Access, recursive: bool, via: Via) {
-        if w.text.is_empty() || w.text == "-" || programs::is_device(&w.text) {
+        if w.text().is_empty() || w.text() == "-" || programs::is_device(w.text()) {
             return;
         }
         self.files.push(FileUse {
-            text: w.text.clone(),
+            text: w.text().to_string(),
             kind: w.kind,
             access,
             recursive,
@@ -123,7 +123,7 @@ impl Found {
     fn file_text(&mut self, text: &str, kind: WordKind, access: Access, via: Via) {
         let w = Word {
             span: 0..0,
-            text: text.to_string(),
+            text: super::Text::Owned(text.to_string()),
             kind,
         };
         self.file(&w, access, false, via);
@@ -137,7 +137,7 @@ impl Found {
 }
 
 fn is_option(w: &Word) -> bool {
-    !w.is_dynamic() && w.text.len() > 1 && w.text.starts_with('-')
+    !w.is_dynamic() && w.text().len() > 1 && w.text().starts_with('-')
 }
 
 /// The files of an invocation's redirections.
@@ -152,8 +152,8 @@ pub(crate) fn redirection_files(reds: &[Redirection], found: &mut Found) {
             | RedirectionOp::WriteAll
             | RedirectionOp::AppendAll => Access::Edit,
             RedirectionOp::DupOut | RedirectionOp::DupIn => {
-                let t = &r.target.text;
-                if !r.target.is_dynamic() && (t == "-" || t.bytes().all(|b| b.is_ascii_digit())) {
+                let t = &r.target.text();
+                if !r.target.is_dynamic() && (*t == "-" || t.bytes().all(|b| b.is_ascii_digit())) {
                     continue;
                 }
                 if r.op == RedirectionOp::DupOut {
@@ -190,10 +190,10 @@ pub(crate) fn scan(base: &str, words: &[Word], found: &mut Found) {
     for (names, opts) in programs::INLINE_CODE {
         if names.contains(&base) || (base.starts_with("python") && names.contains(&"python")) {
             for w in args {
-                if w.is_dynamic() || !w.text.starts_with('-') {
+                if w.is_dynamic() || !w.text().starts_with('-') {
                     break;
                 }
-                let t = w.text.as_str();
+                let t = w.text();
                 if opts.contains(&t)
                     || (t.len() > 2
                         && !t.starts_with("--")
@@ -218,6 +218,8 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
     let mut leading = p.leading;
     let mut recursive = p.always_recursive;
     let mut in_place = false;
+    // The option as written (`-i`, `-i.bak`, `-pi`, `--in-place`).
+    let mut in_place_word = String::new();
     let mut target_dir = false;
     let mut operands: Vec<&Word> = Vec::new();
     let mut end = false;
@@ -225,7 +227,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
     let has = |list: &[&str], o: &str| list.contains(&o);
     while let Some(w) = args.get(i) {
         i += 1;
-        let t = w.text.as_str();
+        let t = w.text();
         if !end && t == "--" && !w.is_dynamic() {
             end = true;
             continue;
@@ -261,7 +263,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             match inline {
                 Some(v) => Some(Word {
                     span: 0..0,
-                    text: v.to_string(),
+                    text: super::Text::Owned(v.to_string()),
                     kind: if w.kind == WordKind::Literal {
                         WordKind::Literal
                     } else {
@@ -287,6 +289,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             }
             if has(p.in_place, name) {
                 in_place = true;
+                in_place_word = t.to_string();
                 continue;
             }
             if has(p.reads2, name) || has(p.value2, name) {
@@ -331,6 +334,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             if has(p.in_place, &o) {
                 // `sed -i.bak`, `perl -pi.orig`: the rest is a suffix.
                 in_place = true;
+                in_place_word = t.to_string();
                 if base != "perl" || !rest.starts_with('e') {
                     break;
                 }
@@ -347,7 +351,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             } else {
                 Some(Word {
                     span: 0..0,
-                    text: rest.to_string(),
+                    text: super::Text::Owned(rest.to_string()),
                     kind: w.kind,
                 })
             };
@@ -381,7 +385,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
     }
     let files: Vec<&Word> = files.collect();
     if in_place {
-        found.exec(if base == "perl" { "-i" } else { "--in-place" });
+        found.exec(&in_place_word);
         for w in &files {
             found.file(w, Access::Edit, recursive, Via::Operand);
         }
@@ -401,7 +405,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             Operands::None => continue,
         };
         // `scp`/`rsync` remote operands are hosts, not local files.
-        if matches!(base, "scp" | "rsync") && remote_host(&w.text).is_some() {
+        if matches!(base, "scp" | "rsync") && remote_host(w.text()).is_some() {
             continue;
         }
         found.file(w, access, recursive, Via::Operand);
@@ -413,7 +417,7 @@ fn sed_script(w: &Word, found: &mut Found) {
     if w.is_dynamic() {
         return;
     }
-    for part in w.text.split([';', '\n']) {
+    for part in w.text().split([';', '\n']) {
         let cmd = part.trim_start_matches(|c: char| {
             c.is_ascii_digit() || c.is_whitespace() || matches!(c, ',' | '$' | '!' | '{' | '}')
         });
@@ -461,7 +465,7 @@ fn awk_program(w: &Word, found: &mut Found) {
     if w.is_dynamic() {
         return;
     }
-    let t = &w.text;
+    let t = &w.text();
     if t.contains("system(") || t.contains("system (") {
         found.exec("awk system()");
     }
@@ -477,9 +481,9 @@ fn awk_program(w: &Word, found: &mut Found) {
 
 fn dd(args: &[Word], found: &mut Found) {
     for w in args {
-        if let Some(v) = w.text.strip_prefix("if=") {
+        if let Some(v) = w.text().strip_prefix("if=") {
             found.file_text(v, w.kind, Access::Read, Via::Operand);
-        } else if let Some(v) = w.text.strip_prefix("of=") {
+        } else if let Some(v) = w.text().strip_prefix("of=") {
             found.file_text(v, w.kind, Access::Edit, Via::Operand);
         }
     }
@@ -495,7 +499,7 @@ fn tar(args: &[Word], found: &mut Found) {
     let mut first = true;
     while let Some(w) = args.get(i) {
         i += 1;
-        let t = w.text.as_str();
+        let t = w.text();
         let old_style = first && !t.starts_with('-') && !w.is_dynamic();
         first = false;
         if w.is_dynamic() || (!t.starts_with('-') && !old_style) {
@@ -510,7 +514,7 @@ fn tar(args: &[Word], found: &mut Found) {
             let value = || {
                 inline.map(|v| Word {
                     span: 0..0,
-                    text: v.to_string(),
+                    text: super::Text::Owned(v.to_string()),
                     kind: w.kind,
                 })
             };
@@ -600,7 +604,7 @@ fn tar(args: &[Word], found: &mut Found) {
 fn find(args: &[Word], found: &mut Found) {
     let mut i = 0;
     while let Some(w) = args.get(i) {
-        if programs::FIND_LEADING.contains(&w.text.as_str()) || w.text.starts_with("-D") {
+        if programs::FIND_LEADING.contains(&w.text()) || w.text().starts_with("-D") {
             i += 1;
             continue;
         }
@@ -608,7 +612,7 @@ fn find(args: &[Word], found: &mut Found) {
     }
     // Paths until the first expression word.
     while let Some(w) = args.get(i) {
-        let t = w.text.as_str();
+        let t = w.text();
         if !w.is_dynamic() && (t.starts_with('-') || t == "(" || t == "!" || t == ")") {
             break;
         }
@@ -620,13 +624,13 @@ fn find(args: &[Word], found: &mut Found) {
         if w.is_dynamic() {
             continue;
         }
-        let t = w.text.as_str();
+        let t = w.text();
         if programs::FIND_EXEC.contains(&t) {
             found.exec(t);
             // Skip to the terminator; the command is read by the reducer.
             while let Some(x) = args.get(i) {
                 i += 1;
-                if !x.is_dynamic() && (x.text == ";" || x.text == "+") {
+                if !x.is_dynamic() && (x.text() == ";" || x.text() == "+") {
                     break;
                 }
             }
@@ -654,13 +658,13 @@ fn git(args: &[Word], found: &mut Found) {
     let mut i = 0;
     while let Some(w) = args.get(i) {
         i += 1;
-        let t = w.text.as_str();
+        let t = w.text();
         if w.is_dynamic() || !t.starts_with('-') {
             break;
         }
         let setting = if t == "-c" {
             i += 1;
-            args.get(i - 1).map(|v| v.text.as_str())
+            args.get(i - 1).map(|v| v.text())
         } else if let Some(v) = t.strip_prefix("-c") {
             Some(v)
         } else {
@@ -698,7 +702,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
     let mut end = false;
     while let Some(w) = args.get(i) {
         i += 1;
-        let t = w.text.as_str();
+        let t = w.text();
         if !end && t == "--" {
             end = true;
             continue;
@@ -714,19 +718,21 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
         let known = |l: &[&str]| l.contains(&name);
         let takes = known(n.value) || known(n.host_options) || known(n.reads) || known(n.writes);
         // A short option with its value attached (`-ofile`).
-        let (name, inline) = if !takes && !t.starts_with("--") && t.len() > 2 {
-            let o = &t[..2];
-            if [n.value, n.host_options, n.reads, n.writes]
-                .iter()
-                .any(|l| l.contains(&o))
-            {
-                (o, Some(&t[2..]))
+        let split = t.get(..2).zip(t.get(2..));
+        let (name, inline) =
+            if let (false, false, Some((o, rest))) = (takes, t.starts_with("--"), split) {
+                if !rest.is_empty()
+                    && [n.value, n.host_options, n.reads, n.writes]
+                        .iter()
+                        .any(|l| l.contains(&o))
+                {
+                    (o, Some(rest))
+                } else {
+                    (name, inline)
+                }
             } else {
                 (name, inline)
-            }
-        } else {
-            (name, inline)
-        };
+            };
         let known = |l: &[&str]| l.contains(&name);
         if !(known(n.value) || known(n.host_options) || known(n.reads) || known(n.writes)) {
             continue;
@@ -734,7 +740,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
         let v = match inline {
             Some(v) => Some(Word {
                 span: 0..0,
-                text: v.to_string(),
+                text: super::Text::Owned(v.to_string()),
                 kind: w.kind,
             }),
             None => {
@@ -757,7 +763,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
                 || name == "--json")
         {
             // `-d @file`, `-F name=@file`, `-F name=<file` read a file.
-            let t = v.text.as_str();
+            let t = v.text();
             let file = t
                 .strip_prefix('@')
                 .or_else(|| t.split_once("=@").map(|(_, f)| f))
@@ -782,13 +788,13 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
         HostOperands::HostPaths => {
             for w in operands {
                 if w.is_dynamic() {
-                    if w.text.contains(':') {
+                    if w.text().contains(':') {
                         found.hosts.push(Host {
-                            name: w.text.clone(),
+                            name: w.text().to_string(),
                             dynamic: true,
                         });
                     }
-                } else if let Some(h) = remote_host(&w.text) {
+                } else if let Some(h) = remote_host(w.text()) {
                     found.hosts.push(Host {
                         name: h,
                         dynamic: false,
@@ -800,7 +806,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
             // The subcommand is the first operand; URLs come after it.
             let mut ops = operands.into_iter();
             let Some(sub) = ops.next() else { return };
-            if !subs.contains(&sub.text.as_str()) {
+            if !subs.contains(&sub.text()) {
                 return;
             }
             for w in ops {
@@ -808,7 +814,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
                     continue;
                 }
                 // `name@git+URL` (pip), `git+URL`, a URL, `user@host:path`.
-                let t = w.text.as_str();
+                let t = w.text();
                 let t = t
                     .split_once("@git+")
                     .map(|(_, r)| r)
@@ -836,12 +842,12 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
 fn host(w: &Word, found: &mut Found, bare: bool) {
     if w.is_dynamic() {
         found.hosts.push(Host {
-            name: w.text.clone(),
+            name: w.text().to_string(),
             dynamic: true,
         });
         return;
     }
-    let t = w.text.as_str();
+    let t = w.text();
     let h = if t.contains("://") {
         url_host(t)
     } else if bare {
@@ -895,8 +901,8 @@ pub(crate) fn remote_host(t: &str) -> Option<String> {
 /// The working directory a command runs in, as far as `cd` tells.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Dir {
-    /// Known: relative to a base.
-    Known(PathRef),
+    /// Known: relative to a base (shared: every later command holds it).
+    Known(std::rc::Rc<PathRef>),
     /// Changed to a directory that is not known.
     Unknown,
 }
@@ -904,31 +910,41 @@ pub(crate) enum Dir {
 impl Dir {
     /// The start directory.
     pub(crate) fn start() -> Dir {
-        Dir::Known(PathRef {
+        Dir::known(PathRef {
             base: Base::Cwd,
             path: String::new(),
         })
     }
 
+    /// A known directory; one longer than `PATH_MAX` (4096 bytes) cannot be
+    /// entered, so it is not known.
+    fn known(p: PathRef) -> Dir {
+        if p.path.len() > 4096 {
+            Dir::Unknown
+        } else {
+            Dir::Known(std::rc::Rc::new(p))
+        }
+    }
+
     /// The directory after `cd target`.
     pub(crate) fn cd(&self, target: Option<&Word>) -> Dir {
         let Some(t) = target else {
-            return Dir::Known(PathRef {
+            return Dir::known(PathRef {
                 base: Base::Home,
                 path: String::new(),
             });
         };
-        if t.kind == WordKind::Glob || t.text == "-" {
+        if t.kind == WordKind::Glob || t.text() == "-" {
             return Dir::Unknown;
         }
         if t.kind == WordKind::Dynamic {
-            return match expand(&t.text) {
-                Some(p) if p.base != Base::Cwd || self == &Dir::start() => Dir::Known(p),
-                Some(p) => self.join(&p.path).map_or(Dir::Unknown, Dir::Known),
+            return match expand(t.text()) {
+                Some(p) if p.base != Base::Cwd || self == &Dir::start() => Dir::known(p),
+                Some(p) => self.join(&p.path).map_or(Dir::Unknown, Dir::known),
                 None => Dir::Unknown,
             };
         }
-        self.join(&t.text).map_or(Dir::Unknown, Dir::Known)
+        self.join(t.text()).map_or(Dir::Unknown, Dir::known)
     }
 
     /// A path resolved in this directory; `None` when the directory is not

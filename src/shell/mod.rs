@@ -12,13 +12,13 @@
 //!
 //! let r = read("FOO=1 git status && echo $(whoami) > out.txt");
 //! assert!(r.is_complete());
-//! let programs: Vec<&str> = r.commands.iter().map(|c| c.words[0].text.as_str()).collect();
+//! let programs: Vec<&str> = r.commands.iter().map(|c| c.words[0].text()).collect();
 //! assert_eq!(programs, ["git", "whoami", "echo"]);
 //! assert_eq!(r.commands[0].assignments[0].name, "FOO");
 //! assert_eq!(r.commands[2].words[1].kind, WordKind::Dynamic);
 //!
 //! // `$'…'` escapes are decoded; a dynamic program name is incomplete.
-//! assert_eq!(read(r"$'\x72\x6d' -rf /").commands[0].words[0].text, "rm");
+//! assert_eq!(read(r"$'\x72\x6d' -rf /").commands[0].words[0].text(), "rm");
 //! assert!(!read("$CMD -rf /").is_complete());
 //! ```
 //!
@@ -37,16 +37,20 @@
 //! well: its commands follow the shell's own command, with
 //! [`Origin::Script`] and their spans pointing into [`Reading::scripts`].
 //!
-//! Words are text: decoded words are `String`s. A word whose decoded bytes
-//! are not UTF-8 (`$'\xff'`) is kept as its source text and is dynamic.
+//! Words are text ([`Word::text`]): a word that is its own source text
+//! shares its script's text (no allocation); a decoded word owns a `String`.
+//! A word whose decoded bytes are not UTF-8 (`$'\xff'`) is kept as its
+//! source text and is dynamic.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
 use std::fmt;
 use std::ops::Range;
+use std::sync::Arc;
 
 mod brace;
 pub mod files;
 mod parse;
+#[rustfmt::skip]
 pub mod programs;
 pub mod reduce;
 
@@ -96,8 +100,9 @@ impl Reading {
 /// A text commands were read from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Script {
-    /// The text.
-    pub text: String,
+    /// The text (shared with the words that are its source text).
+    #[serde(serialize_with = "serialize_arc")]
+    pub text: Arc<str>,
     /// How this text came to be read.
     pub kind: ScriptKind,
     /// The script this one came from (`None` for the input).
@@ -197,20 +202,89 @@ pub enum Origin {
     Script,
 }
 
+fn serialize_arc<S: Serializer>(text: &Arc<str>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(text)
+}
+
 /// One word.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Word {
     /// Its source, a byte range of the command's script. Words made by
     /// brace expansion share the span of the word they came from.
     pub span: Range<usize>,
-    /// Its value: the decoded text for literal and decoded words, the source
-    /// text for dynamic and glob words.
-    pub text: String,
+    /// Its value (see [`Word::text`]).
+    text: Text,
     /// What kind of value it is.
     pub kind: WordKind,
 }
 
+/// A word's text: a range of its script's text when it is its source (no
+/// allocation), or its own decoded string.
+#[derive(Clone)]
+pub(crate) enum Text {
+    /// `script[range]`, a valid `str` range.
+    Shared(Arc<str>, Range<usize>),
+    /// Decoded text.
+    Owned(String),
+}
+
+impl Text {
+    fn as_str(&self) -> &str {
+        match self {
+            Text::Shared(s, r) => s.get(r.clone()).unwrap_or(""),
+            Text::Owned(s) => s,
+        }
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Text {}
+
+impl fmt::Debug for Text {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl Serialize for Text {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 impl Word {
+    /// A word whose text is `script[span]` (falls back to a copy when the
+    /// span does not fall on character boundaries).
+    pub(crate) fn source(script: &Arc<str>, span: Range<usize>, kind: WordKind) -> Word {
+        let text = if script.get(span.clone()).is_some() {
+            Text::Shared(Arc::clone(script), span.clone())
+        } else {
+            let bytes = script.as_bytes().get(span.clone()).unwrap_or(&[]);
+            Text::Owned(String::from_utf8_lossy(bytes).into_owned())
+        };
+        Word { span, text, kind }
+    }
+
+    /// A word with its own text.
+    pub(crate) fn owned(span: Range<usize>, text: String, kind: WordKind) -> Word {
+        Word {
+            span,
+            text: Text::Owned(text),
+            kind,
+        }
+    }
+
+    /// Its value: the decoded text for literal and decoded words, the source
+    /// text for dynamic and glob words.
+    pub fn text(&self) -> &str {
+        self.text.as_str()
+    }
+
     /// True for a word whose value the shell decides at run time (dynamic or
     /// glob).
     pub fn is_dynamic(&self) -> bool {
@@ -343,7 +417,8 @@ pub enum Reason {
     MissingTarget,
     /// The program name is dynamic (`$CMD`, `$(…)`, a glob).
     DynamicProgram,
-    /// A shell reads text that is not literal (`sh -c "$X"`, `curl … | sh`).
+    /// A shell reads text that is not literal (`sh -c "$X"`, `curl … | sh`),
+    /// `eval` a dynamic argument, or `source` a file named at run time.
     DynamicScript,
     /// Nesting deeper than [`MAX_DEPTH`].
     TooDeep,
@@ -386,9 +461,9 @@ impl fmt::Display for Reason {
 impl fmt::Display for Word {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.is_dynamic() {
-            return write!(f, "«{}»", self.text);
+            return write!(f, "«{}»", self.text());
         }
-        write_quoted(f, &self.text)
+        write_quoted(f, self.text())
     }
 }
 

@@ -10,6 +10,7 @@ use super::{
     Word, WordKind, brace,
 };
 use std::ops::Range;
+use std::sync::Arc;
 
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"];
 
@@ -46,29 +47,6 @@ enum Kw {
     Coproc,
     DBracket,
 }
-
-const KEYWORDS: &[(&[u8], Kw)] = &[
-    (b"if", Kw::If),
-    (b"then", Kw::Then),
-    (b"elif", Kw::Elif),
-    (b"else", Kw::Else),
-    (b"fi", Kw::Fi),
-    (b"while", Kw::While),
-    (b"until", Kw::Until),
-    (b"do", Kw::Do),
-    (b"done", Kw::Done),
-    (b"for", Kw::For),
-    (b"select", Kw::Select),
-    (b"case", Kw::Case),
-    (b"esac", Kw::Esac),
-    (b"in", Kw::In),
-    (b"{", Kw::LBrace),
-    (b"}", Kw::RBrace),
-    (b"!", Kw::Bang),
-    (b"function", Kw::Function),
-    (b"coproc", Kw::Coproc),
-    (b"[[", Kw::DBracket),
-];
 
 fn is_meta(b: u8) -> bool {
     matches!(
@@ -113,6 +91,8 @@ struct State {
     /// Here-documents whose bodies are being read, last first.
     active: Vec<PendingHereDoc>,
     feeds: Vec<PipeFeed>,
+    /// Words of the simple commands being read (a stack).
+    words: Vec<Word>,
     abort: bool,
 }
 
@@ -169,11 +149,14 @@ pub(super) fn read(command: &str) -> Reading {
         text = &text[..cut];
         too_long = true;
     }
+    let shared: Arc<str> = Arc::from(text);
     let mut st = State {
         reading: Reading {
-            commands: Vec::new(),
+            // About one command per few bytes at most; reserving avoids
+            // regrowing (and re-faulting) a large vector.
+            commands: Vec::with_capacity((text.len() / 8).clamp(2, 8192)),
             scripts: vec![Script {
-                text: text.to_string(),
+                text: Arc::clone(&shared),
                 kind: ScriptKind::Input,
                 parent: None,
                 span: 0..0,
@@ -183,21 +166,31 @@ pub(super) fn read(command: &str) -> Reading {
         heredocs: Vec::new(),
         active: Vec::new(),
         feeds: Vec::new(),
+        words: Vec::new(),
         abort: false,
     };
     if too_long {
         st.fail(Reason::TooLong, 0, text.len()..text.len());
     }
-    read_script(&mut st, text.as_bytes(), 0, 0, Origin::Top, false);
+    read_script(&mut st, &shared, 0, 0, Origin::Top, false);
     st.reading
 }
 
 /// Reads one script (the input or a nested one) and resolves the shells
 /// that read their standard input.
-fn read_script(st: &mut State, src: &[u8], script: usize, depth: u8, origin: Origin, cond: bool) {
+fn read_script(
+    st: &mut State,
+    text: &Arc<str>,
+    script: usize,
+    depth: u8,
+    origin: Origin,
+    cond: bool,
+) {
+    let src = text.as_bytes();
     let feeds_before = st.feeds.len();
     let first_cmd = st.reading.commands.len();
     let mut p = Parser {
+        text: Arc::clone(text),
         src,
         end: src.len(),
         pos: 0,
@@ -225,11 +218,11 @@ fn read_script(st: &mut State, src: &[u8], script: usize, depth: u8, origin: Ori
     if unterminated && !p.st.abort {
         p.st.fail(Reason::Unterminated, script, src.len()..src.len());
     }
-    resolve_shells(st, src, script, first_cmd, feeds_before);
+    resolve_shells(st, script, first_cmd, feeds_before);
 }
 
 /// Shells in this script that read a here-document, a here-string or a pipe.
-fn resolve_shells(st: &mut State, src: &[u8], script: usize, first: usize, feeds_before: usize) {
+fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usize) {
     let feeds: Vec<PipeFeed> = st.feeds.drain(feeds_before..).collect();
     let mut found: Vec<(usize, Option<usize>)> = Vec::new(); // (shell, producer)
     let mut piped: Vec<usize> = Vec::new();
@@ -274,7 +267,7 @@ fn resolve_shells(st: &mut State, src: &[u8], script: usize, first: usize, feeds
             _ => None,
         });
         let input = match own {
-            Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, w.text, at)),
+            Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, w.text().to_string(), at)),
             Some((_, _, at)) => Err(at),
             None => match producer.and_then(|p| p.checked_sub(1)) {
                 Some(p) => piped_text(&st.reading.commands[p])
@@ -293,7 +286,6 @@ fn resolve_shells(st: &mut State, src: &[u8], script: usize, first: usize, feeds
             Err(at) => st.fail(Reason::DynamicScript, script, at),
         }
     }
-    let _ = src;
 }
 
 /// Reads `text` as a script that a shell runs; its commands are appended.
@@ -311,13 +303,14 @@ fn nested_script(
         return;
     }
     let idx = st.reading.scripts.len();
+    let text: Arc<str> = Arc::from(text);
     st.reading.scripts.push(Script {
-        text: text.clone(),
+        text: Arc::clone(&text),
         kind,
         parent: Some(parent),
         span,
     });
-    read_script(st, text.as_bytes(), idx, depth + 1, Origin::Script, cond);
+    read_script(st, &text, idx, depth + 1, Origin::Script, cond);
 }
 
 /// The shell options before the first operand: does it read `-c`'s script,
@@ -326,7 +319,7 @@ fn shell_mode(words: &[Word]) -> (bool, Option<usize>) {
     let mut has_c = false;
     let mut i = 1;
     while let Some(w) = words.get(i) {
-        let t = w.text.as_bytes();
+        let t = w.text().as_bytes();
         if w.is_dynamic() {
             return (has_c, Some(i));
         }
@@ -358,11 +351,16 @@ fn program_base(c: &Command) -> Option<&str> {
     if w.is_dynamic() {
         return None;
     }
-    Some(w.text.rsplit('/').next().unwrap_or(&w.text))
+    Some(match w.text().rfind('/') {
+        Some(i) => &w.text()[i + 1..],
+        None => w.text(),
+    })
 }
 
 fn is_shell(c: &Command) -> bool {
-    program_base(c).is_some_and(|b| SHELLS.contains(&b))
+    // Every shell's name ends in `h`: a cheap first test.
+    c.words.first().is_some_and(|w| w.text().ends_with('h'))
+        && program_base(c).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
 }
 
 /// A shell with neither `-c` nor a script operand (or with `-s`) reads its
@@ -373,7 +371,7 @@ fn reads_stdin_script(c: &Command) -> bool {
     }
     let (has_c, operand) = shell_mode(&c.words);
     let dash_s = c.words[1..].iter().any(|w| {
-        let t = w.text.as_bytes();
+        let t = w.text().as_bytes();
         t.len() > 1 && t[0] == b'-' && t[1] != b'-' && t.contains(&b's')
     });
     !has_c && (operand.is_none() || dash_s)
@@ -392,7 +390,7 @@ fn piped_text(c: &Command) -> Option<String> {
             let mut i = 0;
             let mut newline = true;
             while let Some(w) = args.get(i) {
-                match w.text.as_str() {
+                match w.text() {
                     "-n" => newline = false,
                     "-E" => {}
                     "-e" => return None,
@@ -402,7 +400,7 @@ fn piped_text(c: &Command) -> Option<String> {
             }
             let mut s = args[i..]
                 .iter()
-                .map(|w| w.text.as_str())
+                .map(|w| w.text())
                 .collect::<Vec<_>>()
                 .join(" ");
             if s.contains('\\') {
@@ -417,7 +415,7 @@ fn piped_text(c: &Command) -> Option<String> {
             if args.len() != 1 {
                 return None;
             }
-            let f = &args[0].text;
+            let f = args[0].text();
             if f.contains('%') || f.starts_with('-') {
                 return None;
             }
@@ -426,7 +424,7 @@ fn piped_text(c: &Command) -> Option<String> {
             String::from_utf8(out).ok()
         }
         "cat" => {
-            if !(args.is_empty() || (args.len() == 1 && args[0].text == "-")) {
+            if !(args.is_empty() || (args.len() == 1 && args[0].text() == "-")) {
                 return None;
             }
             let r = c.redirections.iter().rev().find(|r| {
@@ -440,7 +438,7 @@ fn piped_text(c: &Command) -> Option<String> {
             })?;
             match r.op {
                 RedirectionOp::HereString => {
-                    let mut s = r.target.text.clone();
+                    let mut s = r.target.text().to_string();
                     s.push('\n');
                     Some(s)
                 }
@@ -449,7 +447,7 @@ fn piped_text(c: &Command) -> Option<String> {
                     .body
                     .as_ref()
                     .filter(|b| !b.is_dynamic())
-                    .map(|b| b.text.clone()),
+                    .map(|b| b.text().to_string()),
             }
         }
         _ => None,
@@ -555,6 +553,8 @@ struct Lexed {
 }
 
 struct Parser<'s, 'st> {
+    /// The script's text, shared with words that are their source.
+    text: Arc<str>,
     src: &'s [u8],
     end: usize,
     pos: usize,
@@ -645,19 +645,35 @@ impl<'s> Parser<'s, '_> {
     /// The reserved word at the cursor, if one stands there as a word.
     fn keyword(&self) -> Option<(Kw, usize)> {
         let rest = self.src.get(self.pos..self.end)?;
-        for (text, kw) in KEYWORDS {
-            if rest.starts_with(text) {
-                let after = rest.get(text.len()).copied();
-                let delimited = match after {
-                    None => true,
-                    Some(b) => is_meta(b),
-                };
-                if delimited {
-                    return Some((*kw, text.len()));
-                }
-            }
+        // The word at the cursor, if it is short enough to be a keyword.
+        let len = rest.iter().take(9).take_while(|&&b| !is_meta(b)).count();
+        if len == 0 || len > 8 {
+            return None;
         }
-        None
+        let kw = match &rest[..len] {
+            b"if" => Kw::If,
+            b"then" => Kw::Then,
+            b"elif" => Kw::Elif,
+            b"else" => Kw::Else,
+            b"fi" => Kw::Fi,
+            b"while" => Kw::While,
+            b"until" => Kw::Until,
+            b"do" => Kw::Do,
+            b"done" => Kw::Done,
+            b"for" => Kw::For,
+            b"select" => Kw::Select,
+            b"case" => Kw::Case,
+            b"esac" => Kw::Esac,
+            b"in" => Kw::In,
+            b"{" => Kw::LBrace,
+            b"}" => Kw::RBrace,
+            b"!" => Kw::Bang,
+            b"function" => Kw::Function,
+            b"coproc" => Kw::Coproc,
+            b"[[" => Kw::DBracket,
+            _ => return None,
+        };
+        Some((kw, len))
     }
 
     /// The stop token at the cursor, if it is one of `stop`.
@@ -812,6 +828,7 @@ impl<'s> Parser<'s, '_> {
             self.pos += n;
             self.skip_blanks();
         }
+        self.time_before_compound();
         let mut prev = self.command(conn);
         loop {
             if self.st.abort {
@@ -840,6 +857,40 @@ impl<'s> Parser<'s, '_> {
                 });
             }
             prev = cur;
+        }
+    }
+
+    /// `time [-p]` before a compound command is bash's keyword timing it:
+    /// skipped. (Before a simple command `time` stays a word, for the
+    /// wrapper pass.)
+    fn time_before_compound(&mut self) {
+        let save = self.pos;
+        if !(self.starts(b"time") && self.peek_at(4).is_some_and(|b| b == b' ' || b == b'\t')) {
+            return;
+        }
+        self.pos += 4;
+        self.skip_blanks();
+        while self.starts(b"-p") && self.peek_at(2).is_none_or(is_meta) {
+            self.pos += 2;
+            self.skip_blanks();
+        }
+        let compound = self.peek() == Some(b'(')
+            || matches!(
+                self.keyword(),
+                Some((
+                    Kw::LBrace
+                        | Kw::If
+                        | Kw::While
+                        | Kw::Until
+                        | Kw::For
+                        | Kw::Case
+                        | Kw::Select
+                        | Kw::DBracket,
+                    _
+                ))
+            );
+        if !compound {
+            self.pos = save;
         }
     }
 
@@ -1382,7 +1433,7 @@ impl<'s> Parser<'s, '_> {
             let delim = if target.kind == WordKind::Dynamic {
                 self.src.get(lx.start..lx.end).unwrap_or(&[]).to_vec()
             } else {
-                target.text.as_bytes().to_vec()
+                target.text().as_bytes().to_vec()
             };
             let (script, depth) = (self.script, self.depth);
             self.st.heredocs.push(PendingHereDoc {
@@ -1535,7 +1586,7 @@ impl<'s> Parser<'s, '_> {
                 .get_mut(owner)
                 .and_then(|c| c.redirections.get_mut(h.redir))
         {
-            r.body = Some(Word { span, text, kind });
+            r.body = Some(Word::owned(span, text, kind));
         }
     }
 
@@ -1543,8 +1594,11 @@ impl<'s> Parser<'s, '_> {
     fn simple(&mut self, conn: Connector) -> Option<usize> {
         let start = self.pos;
         let mut end = start;
-        let mut words: Vec<Word> = Vec::new();
-        let mut lexed: Vec<Lexed> = Vec::new();
+        // Words go on a stack shared with nested commands (a substitution
+        // inside a word reads its own commands meanwhile), then into an
+        // exactly sized vector.
+        let base = self.st.words.len();
+        let mut any_brace = false;
         let mut assignments = Vec::new();
         let mut redirections = Vec::new();
         let heredocs_before = self.st.heredocs.len();
@@ -1571,11 +1625,40 @@ impl<'s> Parser<'s, '_> {
             }
             if b == b'(' {
                 // `name() body`
-                if words.len() == 1 && assignments.is_empty() && redirections.is_empty() {
+                if self.st.words.len() == base + 1
+                    && assignments.is_empty()
+                    && redirections.is_empty()
+                {
+                    self.st.words.truncate(base);
                     let at = self.pos;
                     self.skip_paren_pair(at);
                     self.function_body(start);
                     return None;
+                }
+                // `declare -a x=(…)`: a declaration builtin takes arrays.
+                if let Some(last) = self
+                    .st
+                    .words
+                    .last()
+                    .filter(|_| self.st.words.len() > base + 1)
+                    && last.span.end == self.pos
+                    && last.text().ends_with('=')
+                    && assignment_shaped(last.text())
+                    && self.st.words.get(base).is_some_and(|p| {
+                        matches!(
+                            p.text(),
+                            "declare" | "typeset" | "local" | "export" | "readonly"
+                        )
+                    })
+                {
+                    let from = last.span.start;
+                    self.array(from)?;
+                    end = self.pos;
+                    let w = Word::source(&self.text, from..self.pos, WordKind::Dynamic);
+                    if let Some(slot) = self.st.words.last_mut() {
+                        *slot = w;
+                    }
+                    continue;
                 }
                 let at = self.pos;
                 self.stop(Reason::Unexpected, at..at + 1);
@@ -1583,24 +1666,25 @@ impl<'s> Parser<'s, '_> {
             }
             let lx = self.lex_word()?;
             end = self.pos;
-            if words.is_empty()
+            if self.st.words.len() == base
                 && let Some(a) = self.assignment(&lx)
             {
                 assignments.push(a);
                 continue;
             }
             let w = self.make_word(&lx);
-            words.push(w);
-            lexed.push(lx);
+            self.st.words.push(w);
+            any_brace |= lx.brace && !lx.dynamic;
         }
+        let mut words: Vec<Word> = self.st.words.drain(base..).collect();
         if words.is_empty() && assignments.is_empty() && redirections.is_empty() {
             let at = self.pos;
             self.stop(Reason::EmptyCommand, at..at);
             return None;
         }
         // Brace expansion.
-        if lexed.iter().any(|l| l.brace && !l.dynamic) {
-            words = self.expand_braces(words, &lexed);
+        if any_brace {
+            words = self.expand_braces(words);
         }
         if let Some(w) = words.first()
             && w.is_dynamic()
@@ -1620,6 +1704,18 @@ impl<'s> Parser<'s, '_> {
             depth: self.depth,
             conditional: self.cond,
         };
+        // `eval` of dynamic text, `source`/`.` of a file named at run time.
+        if let Some(base) = program_base(&cmd) {
+            let dynamic_input = match base {
+                "eval" => cmd.words[1..].iter().find(|w| w.is_dynamic()),
+                "source" | "." => cmd.words.get(1).filter(|w| w.is_dynamic()),
+                _ => None,
+            };
+            if let Some(w) = dynamic_input {
+                let span = w.span.clone();
+                self.fail(Reason::DynamicScript, span);
+            }
+        }
         let shell_c = if is_shell(&cmd) {
             let (has_c, operand) = shell_mode(&cmd.words);
             if has_c {
@@ -1641,7 +1737,15 @@ impl<'s> Parser<'s, '_> {
             match script {
                 Some(w) if !w.is_dynamic() => {
                     let (d, c, s) = (self.depth, self.cond, self.script);
-                    nested_script(self.st, w.text, ScriptKind::ShellArgument, s, w.span, d, c);
+                    nested_script(
+                        self.st,
+                        w.text().to_string(),
+                        ScriptKind::ShellArgument,
+                        s,
+                        w.span,
+                        d,
+                        c,
+                    );
                 }
                 Some(w) => self.fail(Reason::DynamicScript, w.span),
                 None => self.fail(Reason::DynamicScript, start..end),
@@ -1650,15 +1754,17 @@ impl<'s> Parser<'s, '_> {
         Some(idx)
     }
 
-    fn expand_braces(&mut self, words: Vec<Word>, lexed: &[Lexed]) -> Vec<Word> {
+    /// Expands the words that hold an unquoted brace group (a word's
+    /// source without expansions is enough to tell).
+    fn expand_braces(&mut self, words: Vec<Word>) -> Vec<Word> {
         let mut out = Vec::with_capacity(words.len());
         let mut total = 0usize;
-        for (w, l) in words.into_iter().zip(lexed) {
-            if !l.brace || l.dynamic {
+        for w in words {
+            let src = self.src.get(w.span.clone()).unwrap_or(&[]);
+            if w.kind == WordKind::Dynamic || !src.contains(&b'{') {
                 out.push(w);
                 continue;
             }
-            let src = self.src.get(l.start..l.end).unwrap_or(&[]);
             if !brace::has_group(src) {
                 out.push(w);
                 continue;
@@ -1681,31 +1787,54 @@ impl<'s> Parser<'s, '_> {
                                 } else {
                                     text
                                 };
-                                out.push(Word {
-                                    span: w.span.clone(),
-                                    text,
-                                    kind,
-                                });
+                                out.push(Word::owned(w.span.clone(), text, kind));
                             }
-                            None => out.push(Word {
-                                span: w.span.clone(),
-                                text: String::from_utf8_lossy(&item).into_owned(),
-                                kind: WordKind::Dynamic,
-                            }),
+                            None => out.push(Word::owned(
+                                w.span.clone(),
+                                String::from_utf8_lossy(&item).into_owned(),
+                                WordKind::Dynamic,
+                            )),
                         }
                     }
                 }
                 None => {
                     self.fail(Reason::TooManyWords, w.span.clone());
-                    out.push(Word {
-                        span: w.span.clone(),
-                        text: String::from_utf8_lossy(src).into_owned(),
-                        kind: WordKind::Dynamic,
-                    });
+                    out.push(Word::source(&self.text, w.span.clone(), WordKind::Dynamic));
                 }
             }
         }
         out
+    }
+
+    /// The `(…)` of an array value, at its `(`: its words are read (their
+    /// substitutions run). `None` when reading stopped.
+    fn array(&mut self, start: usize) -> Option<()> {
+        self.pos += 1;
+        loop {
+            self.skip_space();
+            if self.st.abort {
+                return None;
+            }
+            match self.peek() {
+                Some(b')') => {
+                    self.pos += 1;
+                    return Some(());
+                }
+                None => {
+                    let here = self.pos;
+                    self.stop(Reason::Unterminated, start..here);
+                    return None;
+                }
+                Some(b) if is_meta(b) => {
+                    let here = self.pos;
+                    self.stop(Reason::Unexpected, here..here + 1);
+                    return None;
+                }
+                _ => {
+                    self.lex_word()?;
+                }
+            }
+        }
     }
 
     fn assignment(&mut self, lx: &Lexed) -> Option<Assignment> {
@@ -1723,69 +1852,25 @@ impl<'s> Parser<'s, '_> {
         let vstart = lx.start + eq;
         let value = if vstart == lx.end && self.peek() == Some(b'(') {
             // An array `NAME=(…)`: its words are read, the value is dynamic.
-            self.pos += 1;
-            loop {
-                self.skip_space();
-                if self.st.abort {
-                    return None;
-                }
-                match self.peek() {
-                    Some(b')') => {
-                        self.pos += 1;
-                        break;
-                    }
-                    None => {
-                        let here = self.pos;
-                        self.stop(Reason::Unterminated, lx.start..here);
-                        return None;
-                    }
-                    Some(b) if is_meta(b) => {
-                        let here = self.pos;
-                        self.stop(Reason::Unexpected, here..here + 1);
-                        return None;
-                    }
-                    _ => {
-                        self.lex_word()?;
-                    }
-                }
-            }
-            let span = vstart..self.pos;
-            Word {
-                text: String::from_utf8_lossy(&self.src[span.clone()]).into_owned(),
-                span,
-                kind: WordKind::Dynamic,
-            }
+            self.array(lx.start)?;
+            Word::source(&self.text, vstart..self.pos, WordKind::Dynamic)
         } else {
             let vsrc = &self.src[vstart..lx.end];
             // Decode the value on its own (a glob does not expand in an
             // assignment; `~` after `=` or `:` does).
             let tilde = vsrc.first() == Some(&b'~') || vsrc.windows(2).any(|w| w == b":~");
             let dynamic = lx.dynamic || tilde;
-            let (text, kind) = if dynamic {
-                (
-                    String::from_utf8_lossy(vsrc).into_owned(),
-                    WordKind::Dynamic,
-                )
+            let span = vstart..lx.end;
+            if dynamic {
+                Word::source(&self.text, span, WordKind::Dynamic)
             } else {
                 match decode_plain(vsrc).0 {
-                    Some(t) => {
-                        let kind = if t.as_bytes() == vsrc {
-                            WordKind::Literal
-                        } else {
-                            WordKind::Decoded
-                        };
-                        (t, kind)
+                    Some(t) if t.as_bytes() == vsrc => {
+                        Word::source(&self.text, span, WordKind::Literal)
                     }
-                    None => (
-                        String::from_utf8_lossy(vsrc).into_owned(),
-                        WordKind::Dynamic,
-                    ),
+                    Some(t) => Word::owned(span, t, WordKind::Decoded),
+                    None => Word::source(&self.text, span, WordKind::Dynamic),
                 }
-            };
-            Word {
-                span: vstart..lx.end,
-                text,
-                kind,
             }
         };
         Some(Assignment {
@@ -1796,44 +1881,24 @@ impl<'s> Parser<'s, '_> {
         })
     }
 
-    /// Builds the word for what `lex_word` found (its decoded bytes are in
-    /// `self.buf`… kept in `lx` via the source span).
+    /// Builds the word for what `lex_word` found: its source text (shared,
+    /// no allocation) unless quote removal changed it.
     fn make_word(&self, lx: &Lexed) -> Word {
-        let src = self.src.get(lx.start..lx.end).unwrap_or(&[]);
-        let source = || String::from_utf8_lossy(src).into_owned();
-        if lx.dynamic || assignment_tilde(src) {
-            return Word {
-                span: lx.start..lx.end,
-                text: source(),
-                kind: WordKind::Dynamic,
+        let span = lx.start..lx.end;
+        let src = self.src.get(span.clone()).unwrap_or(&[]);
+        let kind = if lx.dynamic || assignment_tilde(src) {
+            WordKind::Dynamic
+        } else if lx.glob {
+            WordKind::Glob
+        } else if !lx.changed {
+            WordKind::Literal
+        } else {
+            return match decode_plain(src).0 {
+                Some(text) => Word::owned(span, text, WordKind::Decoded),
+                None => Word::source(&self.text, span, WordKind::Dynamic),
             };
-        }
-        if lx.glob {
-            return Word {
-                span: lx.start..lx.end,
-                text: source(),
-                kind: WordKind::Glob,
-            };
-        }
-        if !lx.changed {
-            return Word {
-                span: lx.start..lx.end,
-                text: source(),
-                kind: WordKind::Literal,
-            };
-        }
-        match decode_plain(src).0 {
-            Some(text) => Word {
-                span: lx.start..lx.end,
-                text,
-                kind: WordKind::Decoded,
-            },
-            None => Word {
-                span: lx.start..lx.end,
-                text: source(),
-                kind: WordKind::Dynamic,
-            },
-        }
+        };
+        Word::source(&self.text, span, kind)
     }
 
     /// Lexes one word at the cursor, reading the substitutions in it.
@@ -2103,23 +2168,16 @@ impl<'s> Parser<'s, '_> {
                     k += 1;
                 }
             }
-            let text = String::from_utf8_lossy(&text).into_owned();
+            let text: Arc<str> = Arc::from(String::from_utf8_lossy(&text).as_ref());
             let (parent, depth, cond) = (self.script, self.depth - 1, self.cond);
             let idx = self.st.reading.scripts.len();
             self.st.reading.scripts.push(Script {
-                text: text.clone(),
+                text: Arc::clone(&text),
                 kind: ScriptKind::Backquote,
                 parent: Some(parent),
                 span: at..close + 1,
             });
-            read_script(
-                self.st,
-                text.as_bytes(),
-                idx,
-                depth + 1,
-                Origin::Substitution,
-                cond,
-            );
+            read_script(self.st, &text, idx, depth + 1, Origin::Substitution, cond);
         } else {
             let (saved_end, saved_origin, saved_cond) = (self.end, self.origin, self.cond);
             self.end = close;
@@ -2318,6 +2376,16 @@ impl<'s> Parser<'s, '_> {
         }
         false
     }
+}
+
+/// True for `NAME=…` or `NAME+=…`.
+fn assignment_shaped(s: &str) -> bool {
+    let b = s.as_bytes();
+    if !b.first().copied().is_some_and(is_name_start) {
+        return false;
+    }
+    let n = b.iter().take_while(|&&c| is_name(c)).count();
+    matches!(b.get(n..), Some([b'=', ..]) | Some([b'+', b'=', ..]))
 }
 
 /// True for an argument shaped like an assignment whose value has an

@@ -11,7 +11,7 @@
 //! let names: Vec<&str> = r.invocations.iter().map(|i| i.program.base.as_str()).collect();
 //! assert_eq!(names, ["sudo", "git"]);
 //! let git = &r.invocations[1];
-//! assert_eq!(git.form.as_deref(), Some("git push --force"));
+//! assert_eq!(git.form.as_deref(), Some("/usr/bin/git push --force"));
 //! // Deny and ask rules see through everything; allow rules see what is certain.
 //! assert!(git.candidates.iter().any(|c| c.text == "git push --force" && !c.for_allow));
 //! assert!(git.candidates.iter().any(|c| c.text == "FOO=1 sudo -u root /usr/bin/git -C . push --force" && c.for_allow));
@@ -119,7 +119,7 @@ impl Program {
                 dynamic: false,
             };
         };
-        let written = w.text.clone();
+        let written = w.text().to_string();
         if w.is_dynamic() {
             return Program {
                 base: written.clone(),
@@ -215,9 +215,10 @@ pub struct Invocation {
     pub files: Vec<FileUse>,
     /// Hosts it contacts.
     pub hosts: Vec<Host>,
-    /// Options (or script commands) that execute or write beyond its
-    /// operands (SPEC §8.5): allow rules that do not name them do not cover
-    /// it.
+    /// Options that execute or write (SPEC §8.5), as written (`-i.bak`,
+    /// `-exec`, `--pre`), plus `-c KEY` for such `git -c` settings and
+    /// `sed w`, `sed e`, `awk system()`, `awk print >` for script commands:
+    /// allow rules that do not name them do not cover the invocation.
     pub exec: Vec<String>,
     /// Why it is not read completely.
     pub gaps: Vec<Gap>,
@@ -255,6 +256,7 @@ struct Origin<'a> {
 
 fn reduce_reading(ctx: &mut Ctx, reading: &Reading, idx: usize, parent: Option<usize>, depth: u8) {
     let dirs = directories(reading);
+    let mut actions: Vec<Option<usize>> = Vec::with_capacity(reading.commands.len());
     for (ci, c) in reading.commands.iter().enumerate() {
         let origin = Origin {
             reading,
@@ -264,7 +266,23 @@ fn reduce_reading(ctx: &mut Ctx, reading: &Reading, idx: usize, parent: Option<u
         };
         let dir = dirs.get(ci).cloned().unwrap_or_else(Dir::start);
         let d = c.depth.saturating_add(depth);
-        chain(ctx, origin, c, c.words.clone(), parent, d, &dir, true);
+        // A command of a script a shell reads (`sh -c`, a here-document, a
+        // pipe) belongs to that shell: the nearest command before it in the
+        // parent script, one level out.
+        let mut par = parent;
+        if let Some(script) = reading.scripts.get(c.script) {
+            if c.origin == super::Origin::Script && script.kind != super::ScriptKind::Backquote {
+                let shell = (0..ci).rev().find(|&j| {
+                    let o = &reading.commands[j];
+                    Some(o.script) == script.parent && o.depth < c.depth
+                });
+                if let Some(a) = shell.and_then(|j| actions.get(j).copied().flatten()) {
+                    par = Some(a);
+                }
+            }
+        }
+        let action = chain(ctx, origin, c, c.words.clone(), par, d, &dir, true);
+        actions.push(action);
     }
 }
 
@@ -305,7 +323,7 @@ fn chain(
     depth: u8,
     dir: &Dir,
     top: bool,
-) {
+) -> Option<usize> {
     if words.is_empty() {
         let mut found = Found::default();
         if top {
@@ -323,7 +341,7 @@ fn chain(
         );
         resolve(&mut inv.files, dir);
         ctx.out.push(inv);
-        return;
+        return None;
     }
     let mut cur = words;
     let mut start = 0usize;
@@ -375,7 +393,8 @@ fn chain(
                         layer.feeds = true;
                         let mut inner: Vec<Word> = cur.get(i..).unwrap_or(&[]).to_vec();
                         if wr.names.contains(&"parallel") {
-                            if let Some(end) = inner.iter().position(|w| w.text.starts_with(":::"))
+                            if let Some(end) =
+                                inner.iter().position(|w| w.text().starts_with(":::"))
                             {
                                 inner.truncate(end);
                             }
@@ -403,7 +422,7 @@ fn chain(
         }
         layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
         if !p.dynamic && programs::SHELLS.contains(&p.base.as_str()) && nested {
-            script = shell_script(&layer.own, c, &mut layer.found);
+            script = shell_script(&layer.own, c);
         }
         layers.push(layer);
         break;
@@ -515,13 +534,13 @@ fn chain(
         while i < action_words.len() {
             let w = &action_words[i];
             i += 1;
-            if w.is_dynamic() || !programs::FIND_EXEC.contains(&w.text.as_str()) {
+            if w.is_dynamic() || !programs::FIND_EXEC.contains(&w.text()) {
                 continue;
             }
             let from = i;
             while action_words
                 .get(i)
-                .is_some_and(|x| x.is_dynamic() || !matches!(x.text.as_str(), ";" | "+"))
+                .is_some_and(|x| x.is_dynamic() || !matches!(x.text(), ";" | "+"))
             {
                 i += 1;
             }
@@ -539,6 +558,7 @@ fn chain(
             chain(ctx, o, c, inner, Some(action), d, dir, false);
         }
     }
+    Some(action)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -575,13 +595,13 @@ fn invocation(
 /// arguments word.
 fn dynamic_arguments(words: &mut Vec<Word>, replace: &str) {
     for w in words.iter_mut().skip(1) {
-        if !replace.is_empty() && w.text.contains(replace) && !w.is_dynamic() {
+        if !replace.is_empty() && w.text().contains(replace) && !w.is_dynamic() {
             w.kind = WordKind::Dynamic;
         }
     }
     words.push(Word {
         span: 0..0,
-        text: ARGUMENTS.to_string(),
+        text: super::Text::Owned(ARGUMENTS.to_string()),
         kind: WordKind::Dynamic,
     });
 }
@@ -612,7 +632,7 @@ fn wrapper_options(
     let mut as_command = false;
     let has = |l: &[&str], o: &str| l.contains(&o);
     while let Some(w) = cur.get(i) {
-        let t = w.text.as_str();
+        let t = w.text();
         if wr.assignments && is_assignment(t) {
             let (name, value) = t.split_once('=').unwrap_or((t, ""));
             let (name, append) = match name.strip_suffix('+') {
@@ -625,7 +645,7 @@ fn wrapper_options(
                 append,
                 value: Word {
                     span: w.span.clone(),
-                    text: value.to_string(),
+                    text: super::Text::Owned(value.to_string()),
                     kind: w.kind,
                 },
             });
@@ -641,7 +661,7 @@ fn wrapper_options(
             }
             break;
         }
-        if t == "--" && !has(wr.flags, "-") {
+        if t == "--" {
             i += 1;
             break;
         }
@@ -746,7 +766,7 @@ fn wrapper_options(
             let value: Option<Word> = match inline {
                 Some(v) => Some(Word {
                     span: w.span.clone(),
-                    text: v,
+                    text: super::Text::Owned(v),
                     kind: w.kind,
                 }),
                 None => {
@@ -762,7 +782,7 @@ fn wrapper_options(
                 if value.is_dynamic() {
                     return Next::Script(Err(Gap::DynamicScript));
                 }
-                let mut text = value.text.clone();
+                let mut text = value.text().to_string();
                 // `env -S 'a b' c`: the words after the string follow it.
                 if wr.assignments {
                     for w in cur.get(i..).unwrap_or(&[]) {
@@ -773,7 +793,7 @@ fn wrapper_options(
                 return Next::Script(Ok(text));
             }
             if (o == "-I" || o == "--replace") && wr.feeds_arguments {
-                *replace = Some(value.text.clone());
+                *replace = Some(value.text().to_string());
             }
             if has(wr.reads, o) {
                 layer.found.files.push(file_use(&value, Access::Read));
@@ -793,11 +813,7 @@ fn wrapper_options(
             if rest.iter().any(Word::is_dynamic) {
                 return Next::Script(Err(Gap::DynamicScript));
             }
-            let text = rest
-                .iter()
-                .map(|w| w.text.as_str())
-                .collect::<Vec<_>>()
-                .join(" ");
+            let text = rest.iter().map(|w| w.text()).collect::<Vec<_>>().join(" ");
             Next::Script(Ok(text))
         }
         Runs::ScriptOption => Next::Nothing,
@@ -806,7 +822,7 @@ fn wrapper_options(
 
 fn file_use(w: &Word, access: Access) -> FileUse {
     FileUse {
-        text: w.text.clone(),
+        text: w.text().to_string(),
         kind: w.kind,
         access,
         recursive: false,
@@ -822,7 +838,7 @@ fn shell_mode(words: &[Word]) -> (bool, Option<usize>) {
     let mut has_c = false;
     let mut i = 1;
     while let Some(w) = words.get(i) {
-        let t = w.text.as_str();
+        let t = w.text();
         if w.is_dynamic() {
             return (has_c, Some(i));
         }
@@ -852,11 +868,11 @@ fn shell_mode(words: &[Word]) -> (bool, Option<usize>) {
 
 /// The script a wrapped shell runs: `-c`'s, or a here-document or
 /// here-string it reads.
-fn shell_script(words: &[Word], c: &Command, _found: &mut Found) -> Option<Result<String, Gap>> {
+fn shell_script(words: &[Word], c: &Command) -> Option<Result<String, Gap>> {
     let (has_c, operand) = shell_mode(words);
     if has_c {
         return Some(match operand.and_then(|i| words.get(i)) {
-            Some(w) if !w.is_dynamic() => Ok(w.text.clone()),
+            Some(w) if !w.is_dynamic() => Ok(w.text().to_string()),
             _ => Err(Gap::DynamicScript),
         });
     }
@@ -869,7 +885,7 @@ fn shell_script(words: &[Word], c: &Command, _found: &mut Found) -> Option<Resul
         _ => None,
     });
     match fed {
-        Some(Some(w)) if !w.is_dynamic() => Some(Ok(w.text)),
+        Some(Some(w)) if !w.is_dynamic() => Some(Ok(w.text().to_string())),
         Some(_) => Some(Err(Gap::DynamicScript)),
         None if c.connector == Connector::Pipe || c.connector == Connector::PipeAll => {
             Some(Err(Gap::PipedScript))
@@ -907,7 +923,7 @@ fn subcommand_form(words: &[Word]) -> (Option<String>, Option<Vec<&Word>>, Optio
         let mut i = 1;
         let mut unknown = false;
         while let Some(w) = words.get(i) {
-            let t = w.text.as_str();
+            let t = w.text();
             if w.is_dynamic() {
                 return (None, unknown);
             }
@@ -929,7 +945,10 @@ fn subcommand_form(words: &[Word]) -> (Option<String>, Option<Vec<&Word>>, Optio
                 continue;
             }
             // `-C/tmp`: a short value option with its value attached.
-            if !t.starts_with("--") && t.len() > 2 && table.value.contains(&&t[..2]) {
+            if !t.starts_with("--")
+                && t.get(..2)
+                    .is_some_and(|o| t.len() > 2 && table.value.contains(&o))
+            {
                 continue;
             }
             unknown = true;
@@ -949,7 +968,7 @@ fn subcommand_form(words: &[Word]) -> (Option<String>, Option<Vec<&Word>>, Optio
     let Some(sub) = sub else {
         return (None, None, None);
     };
-    let name = words.get(sub).map(|w| w.text.clone());
+    let name = words.get(sub).map(|w| w.text().to_string());
     let form = (sub > 1).then(|| form_of(sub));
     let alt = if unknown {
         match find(true).0 {
@@ -971,13 +990,13 @@ pub fn render_word(w: &Word) -> String {
 
 fn push_word(out: &mut String, w: &Word, basename: bool) {
     if w.is_dynamic() {
-        out.push_str(&w.text);
+        out.push_str(w.text());
         return;
     }
     let t = if basename {
-        w.text.rsplit('/').next().unwrap_or(&w.text)
+        w.text().rsplit('/').next().unwrap_or(w.text())
     } else {
-        w.text.as_str()
+        w.text()
     };
     push_quoted(out, t);
 }
@@ -1025,9 +1044,9 @@ fn render_assignment(out: &mut String, a: &Assignment) {
     }
     out.push('=');
     if a.value.is_dynamic() {
-        out.push_str(&a.value.text);
-    } else if !a.value.text.is_empty() {
-        push_quoted(out, &a.value.text);
+        out.push_str(a.value.text());
+    } else if !a.value.text().is_empty() {
+        push_quoted(out, a.value.text());
     }
 }
 
@@ -1035,9 +1054,9 @@ fn safe_assignment(a: &Assignment) -> bool {
     programs::SAFE_VARIABLES.contains(&a.name.as_str())
         && !a.append
         && a.value.kind == WordKind::Literal
-        && !a.value.text.is_empty()
+        && !a.value.text().is_empty()
         && a.value
-            .text
+            .text()
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b':' | b'-'))
 }
@@ -1084,7 +1103,7 @@ fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
             };
             if fed
                 && v.last()
-                    .is_some_and(|w| w.text == ARGUMENTS && w.span.is_empty())
+                    .is_some_and(|w| w.text() == ARGUMENTS && w.span.is_empty())
             {
                 v.pop();
             }
@@ -1120,9 +1139,15 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
     cut.sort_by_key(|r| r.start);
     let mut out = String::with_capacity(text.len());
     let mut blank = false;
-    for (i, ch) in text.char_indices() {
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, ch)) = chars.next() {
         if cut.iter().any(|r| r.contains(&i)) {
             blank = true;
+            continue;
+        }
+        // A line continuation joins the lines it splits.
+        if ch == '\\' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
+            chars.next();
             continue;
         }
         if ch == ' ' || ch == '\t' || ch == '\n' {
@@ -1173,9 +1198,29 @@ fn candidates(
     } else {
         vec![assignments]
     };
+    // Skip the shapes that cannot differ from others (no path to reduce,
+    // no assignment to strip, no form).
+    let programs = || {
+        layers
+            .iter()
+            .filter_map(|l| l.own.first())
+            .filter(|w| !w.is_dynamic())
+    };
+    let any_path = programs().any(|w| w.text().contains('/'));
+    let any_system = programs().any(|w| Program::of(Some(w)).system_dir);
+    let allow_bases: &[Basename] = if any_system {
+        &[Basename::No, Basename::System]
+    } else {
+        &[Basename::No]
+    };
+    let deny_bases: &[Basename] = if any_path {
+        &[Basename::No, Basename::All]
+    } else {
+        &[Basename::No]
+    };
     for a in &assign_allow {
         for from in 0..=transparent {
-            for b in [Basename::No, Basename::System] {
+            for &b in allow_bases {
                 add(
                     build(
                         layers,
@@ -1209,10 +1254,21 @@ fn candidates(
     }
     // Deny and ask: every combination.
     let none: &[Assignment] = &[];
-    for a in [assignments, none] {
+    let assigns: &[&[Assignment]] = if assignments.is_empty() {
+        &[none]
+    } else {
+        &[assignments, none]
+    };
+    let forms: Vec<Option<&[&Word]>> = [None, form, alt]
+        .into_iter()
+        .enumerate()
+        .filter(|(i, f)| *i == 0 || f.is_some())
+        .map(|(_, f)| f)
+        .collect();
+    for &a in assigns {
         for from in 0..layers.len() {
-            for b in [Basename::No, Basename::All] {
-                for f in [None, form, alt] {
+            for &b in deny_bases {
+                for &f in &forms {
                     add(
                         build(
                             layers,
@@ -1238,30 +1294,60 @@ fn candidates(
 /// same nesting level).
 fn directories(r: &Reading) -> Vec<Dir> {
     let mut out = Vec::with_capacity(r.commands.len());
-    // (depth, script, dir) of the cds in effect.
-    let mut stack: Vec<(u8, usize, usize, Dir)> = Vec::new(); // (depth, script, end, dir)
+    // The `cd`s in effect, innermost last.
+    let mut stack: Vec<CdScope> = Vec::new();
     for (i, c) in r.commands.iter().enumerate() {
-        while let Some(top) = stack.last() {
-            let closes = top.0 > c.depth
-                || (top.0 == c.depth
-                    && top.1 == c.script
-                    && r.scripts
-                        .get(c.script)
-                        .and_then(|s| s.text.get(top.2..c.span.start))
-                        .is_some_and(|between| between.contains(')')));
-            if closes {
+        // A scope ends with a command less deep, or with a `)` closing the
+        // subshell it was in (`(cd a); (cat k)`), seen in the text between
+        // the commands of its script (substitutions' `$(` not counted).
+        while let Some(top) = stack.last_mut() {
+            if top.depth > c.depth {
                 stack.pop();
-            } else {
-                break;
+                continue;
             }
+            if top.script == c.script {
+                let gap = r
+                    .scripts
+                    .get(c.script)
+                    .and_then(|s| s.text.get(top.end..c.span.start))
+                    .unwrap_or("");
+                let mut prev = b' ';
+                let mut closed = false;
+                for b in gap.bytes() {
+                    match b {
+                        b'(' if !matches!(prev, b'$' | b'<' | b'>') => top.balance += 1,
+                        b')' => top.balance -= 1,
+                        _ => {}
+                    }
+                    if top.balance < 0 {
+                        if c.depth > top.depth {
+                            // A `case` pattern's `)`, inside a deeper body.
+                            top.balance = 0;
+                        } else {
+                            closed = true;
+                            break;
+                        }
+                    }
+                    prev = b;
+                }
+                top.end = top.end.max(c.span.end);
+                if closed {
+                    stack.pop();
+                    continue;
+                }
+            }
+            break;
         }
-        let here = stack.last().map(|t| t.3.clone()).unwrap_or_else(Dir::start);
+        let here = stack
+            .last()
+            .map(|t| t.dir.clone())
+            .unwrap_or_else(Dir::start);
         out.push(here.clone());
         let name = c
             .words
             .first()
             .filter(|w| !w.is_dynamic())
-            .map(|w| w.text.as_str());
+            .map(|w| w.text());
         let Some(name @ ("cd" | "pushd" | "popd")) = name else {
             continue;
         };
@@ -1281,21 +1367,38 @@ fn directories(r: &Reading) -> Vec<Dir> {
         }
         let target = c.words[1..]
             .iter()
-            .find(|w| w.is_dynamic() || !w.text.starts_with('-') || w.text == "-");
+            .find(|w| w.is_dynamic() || !w.text().starts_with('-') || w.text() == "-");
         let next = if name == "popd" || (name == "pushd" && target.is_none()) {
             Dir::Unknown
         } else {
             here.cd(target)
         };
         match stack.last_mut() {
-            Some(top) if top.0 == c.depth && top.1 == c.script => {
-                top.2 = c.span.end;
-                top.3 = next;
+            Some(top) if top.depth == c.depth && top.script == c.script => {
+                top.end = c.span.end;
+                top.dir = next;
             }
-            _ => stack.push((c.depth, c.script, c.span.end, next)),
+            _ => stack.push(CdScope {
+                depth: c.depth,
+                script: c.script,
+                end: c.span.end,
+                balance: 0,
+                dir: next,
+            }),
         }
     }
     out
+}
+
+/// A directory `cd` set, and how far its list has been followed.
+struct CdScope {
+    depth: u8,
+    script: usize,
+    /// The end of the last command of its script seen.
+    end: usize,
+    /// Parentheses opened minus closed since the `cd`.
+    balance: i32,
+    dir: Dir,
 }
 
 /// Resolves file paths against the directory.

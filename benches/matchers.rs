@@ -1,0 +1,684 @@
+//! Compiled matchers: query, compile and load figures, side by side with
+//! `regex::bytes::RegexSet` and `globset` on the same rules.
+//!
+//! Rules: the largest real policy of the corpora (591 rules), and
+//! synthetic 1,000- and 10,000-rule sets shaped like the real rules (the
+//! shape mix of `rules.txt`, words from tldr commands and real repository
+//! paths). Inputs: a fixed ~40-byte command and path (warm), and 5,000
+//! never-seen commands and paths, each queried once (novel).
+//!
+//! Every bench checks its answers first: toolgate's matches against the
+//! reference matcher (warm inputs), and against RegexSet / globset (novel
+//! inputs); a mismatch panics.
+//!
+//! `cargo bench --bench matchers`; the novel-input percentiles are printed
+//! by the `novel` bench (they need per-call timing, which criterion does
+//! not do).
+
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use toolgate::compile::{AnchorDirs, Config, Kind, Matches, Policy};
+use toolgate::reference;
+use toolgate::rule::claude::parse_rule;
+use toolgate::rule::{CommandForm, GlobPiece, PathPattern, SegPiece, Segment};
+use toolgate::{Dialect, Effect, List, Pattern, Provenance, Rule};
+
+const PROJECT: &str = "/home/dev/project";
+const WARM_COMMAND: &str = "git commit -m 'fix the build' --no-verify";
+const WARM_PATH: &str = "src/components/button/index.test.tsx";
+
+/// A small deterministic generator (xorshift), so every run builds the same
+/// sets.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len())]
+    }
+    fn shuffle<T>(&mut self, v: &mut [T]) {
+        for i in (1..v.len()).rev() {
+            let j = self.below(i + 1);
+            v.swap(i, j);
+        }
+    }
+}
+
+fn lines(name: &str) -> Vec<String> {
+    common::corpus_lines(name).unwrap_or_else(|| panic!("the benches need the corpus {name}"))
+}
+
+fn parse(text: &str, effect: Effect, i: usize) -> Option<Rule> {
+    let list = match effect {
+        Effect::Deny => List::Deny,
+        Effect::Ask => List::Ask,
+        Effect::Allow => List::Allow,
+    };
+    let prov = Provenance {
+        source: Arc::from("settings.json"),
+        list,
+        index: i,
+    };
+    parse_rule(text, effect, Dialect::ClaudeCode, prov).ok()
+}
+
+/// The largest policy of `claude-policies.jsonl`.
+fn largest_policy() -> Vec<Rule> {
+    let mut best: Option<serde_json::Value> = None;
+    let mut best_n = 0;
+    for line in lines("claude-policies.jsonl") {
+        let v: serde_json::Value = serde_json::from_str(&line).expect("policy line");
+        let n: usize = ["allow", "ask", "deny"]
+            .iter()
+            .map(|k| v[k].as_array().map_or(0, Vec::len))
+            .sum();
+        if n > best_n {
+            best_n = n;
+            best = Some(v);
+        }
+    }
+    let v = best.expect("a policy");
+    let mut rules = Vec::new();
+    for (key, effect) in [
+        ("deny", Effect::Deny),
+        ("ask", Effect::Ask),
+        ("allow", Effect::Allow),
+    ] {
+        for (i, r) in v[key].as_array().into_iter().flatten().enumerate() {
+            if let Some(r) = r.as_str().and_then(|t| parse(t, effect, i)) {
+                rules.push(r);
+            }
+        }
+    }
+    rules
+}
+
+/// `n` command rules in the shape mix of the real Bash rules (exact 38%,
+/// `P:*` 34%, `P *` 14%, `P*` 2%, one inner `*` 5%, several inner `*`s
+/// 4.5%, `*x*` 1%, `* x` 0.5%, `*a*b*` 0.2%...), words from tldr commands.
+fn command_rules(n: usize, tldr: &[String], seed: u64) -> Vec<Rule> {
+    let mut rng = Rng(seed);
+    let flags: Vec<&str> = tldr
+        .iter()
+        .flat_map(|c| c.split(' '))
+        .filter(|w| w.starts_with("--") && w.len() > 3 && !w.contains('*'))
+        .collect();
+    let mut rules = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    while rules.len() < n {
+        let cmd = rng.pick(tldr);
+        if cmd.contains('*') || cmd.contains('(') || cmd.contains(')') {
+            continue;
+        }
+        let w: Vec<&str> = cmd.split(' ').filter(|w| !w.is_empty()).collect();
+        if w.len() < 2 {
+            continue;
+        }
+        let p2 = format!("{} {}", w[0], w[1]);
+        let r = rng.below(1000);
+        let spec = if r < 380 {
+            cmd.clone()
+        } else if r < 720 {
+            format!("{p2}:*")
+        } else if r < 860 {
+            format!("{p2} *")
+        } else if r < 880 {
+            format!("{p2}*")
+        } else if r < 930 {
+            format!("{} * {}", w[0], w[w.len() - 1])
+        } else if r < 975 {
+            format!("{p2} *{}* {}", rng.pick(&flags), w[w.len() - 1])
+        } else if r < 985 {
+            format!("*{}*", rng.pick(&flags))
+        } else if r < 990 {
+            format!("* {}", rng.pick(&flags))
+        } else if r < 992 {
+            format!("*{}*{}*", w[0], rng.pick(&flags))
+        } else {
+            format!("{} *", w[0])
+        };
+        let effect = if r % 10 == 0 {
+            Effect::Deny
+        } else {
+            Effect::Allow
+        };
+        if !seen.insert(spec.clone()) {
+            continue;
+        }
+        if let Some(rule) = parse(&format!("Bash({spec})"), effect, rules.len()) {
+            rules.push(rule);
+        }
+    }
+    rules
+}
+
+/// `n` path rules shaped like real ones: `dir/**` 35%, `**/*.ext` 15%,
+/// `dir/*.ext` 15%, exact paths 10%, any-depth names 10%,
+/// `dir/**/*.ext` 15%; one in five a deny rule (case-insensitive, widened).
+fn path_rules(n: usize, paths: &[String], seed: u64) -> Vec<Rule> {
+    let mut rng = Rng(seed);
+    let mut rules = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    while rules.len() < n {
+        let p = rng.pick(paths);
+        let segs: Vec<&str> = p.split('/').collect();
+        let name = segs[segs.len() - 1];
+        let ext = name.rsplit_once('.').map(|(_, e)| e).unwrap_or("txt");
+        let dir = segs[..segs.len() - 1].join("/");
+        let depth = rng.below(3) + 1;
+        let dirk = segs[..segs.len().saturating_sub(1).min(depth)].join("/");
+        let r = rng.below(100);
+        let spec = if r < 35 && !dirk.is_empty() {
+            format!("{dirk}/**")
+        } else if r < 50 {
+            format!("**/*.{ext}{}", rng.below(50))
+        } else if r < 65 && !dir.is_empty() {
+            format!("{dir}/*.{ext}")
+        } else if r < 75 {
+            p.clone()
+        } else if r < 85 {
+            format!("{name}{}", rng.below(5))
+        } else if !dirk.is_empty() {
+            format!("{dirk}/**/*.{ext}")
+        } else {
+            continue;
+        };
+        if spec.contains(['(', ')', '[', '\\']) || !seen.insert(spec.clone()) {
+            continue;
+        }
+        let effect = if r % 5 == 0 {
+            Effect::Deny
+        } else {
+            Effect::Allow
+        };
+        let tool = if r % 2 == 0 { "Read" } else { "Edit" };
+        if let Some(rule) = parse(&format!("{tool}(./{spec})"), effect, rules.len()) {
+            rules.push(rule);
+        }
+    }
+    rules
+}
+
+// ---------------------------------------------------------------------------
+// The competitors' view of the same rules.
+
+fn escape_into(re: &mut String, s: &str) {
+    re.push_str(&regex::escape(s));
+}
+
+fn glob_regex(pieces: &[GlobPiece], re: &mut String) {
+    for p in pieces {
+        match p {
+            GlobPiece::Literal(l) => escape_into(re, l),
+            GlobPiece::Star => re.push_str(".*"),
+            GlobPiece::Question => re.push('.'),
+        }
+    }
+}
+
+/// A command rule as one whole-string regex (for RegexSet).
+fn command_regex(rule: &Rule) -> Option<String> {
+    let Pattern::Command(p) = &rule.pattern else {
+        return None;
+    };
+    let mut re = String::from(if p.case_insensitive {
+        "(?si)^"
+    } else {
+        "(?s)^"
+    });
+    match &p.form {
+        CommandForm::Exact(s) => escape_into(&mut re, s),
+        CommandForm::Prefix(s) => {
+            escape_into(&mut re, s);
+            re.push_str("(?: .*)?");
+        }
+        CommandForm::Glob(g) => glob_regex(g, &mut re),
+        CommandForm::PrefixGlob(g) => {
+            glob_regex(g, &mut re);
+            re.push_str("(?: .*)?");
+        }
+    }
+    re.push('$');
+    Some(re)
+}
+
+/// A path rule as globset globs (itself and what it covers).
+fn path_globs(p: &PathPattern) -> Vec<String> {
+    let mut g = String::new();
+    if !p.anchored {
+        g.push_str("**/");
+    }
+    for (i, s) in p.segments.iter().enumerate() {
+        if i > 0 {
+            g.push('/');
+        }
+        match s {
+            Segment::DoubleStar => g.push_str("**"),
+            Segment::Pieces(ps) => {
+                for piece in ps {
+                    match piece {
+                        SegPiece::Literal(l) => {
+                            for c in l.chars() {
+                                if "*?[]{}\\!".contains(c) {
+                                    g.push('\\');
+                                }
+                                g.push(c);
+                            }
+                        }
+                        SegPiece::Star => g.push('*'),
+                        SegPiece::Question => g.push('?'),
+                        SegPiece::Class { negated, ranges } => {
+                            g.push('[');
+                            if *negated {
+                                g.push('!');
+                            }
+                            for (a, b) in ranges {
+                                g.push(*a);
+                                g.push('-');
+                                g.push(*b);
+                            }
+                            g.push(']');
+                        }
+                    }
+                }
+            }
+        }
+    }
+    vec![g.clone(), format!("{g}/**")]
+}
+
+struct PathSet {
+    set: globset::GlobSet,
+    owner: Vec<u32>,
+}
+
+fn globset_for(policy: &Policy, kind: Kind) -> PathSet {
+    let mut b = globset::GlobSetBuilder::new();
+    let mut owner = Vec::new();
+    for (id, r) in policy.rules().iter().enumerate() {
+        let Pattern::Path(p) = &r.pattern else {
+            continue;
+        };
+        let tools: &[&str] = if kind == Kind::Read {
+            &["Read"]
+        } else {
+            &["Edit"]
+        };
+        if !tools.iter().any(|t| r.governs(t)) {
+            continue;
+        }
+        for g in path_globs(p) {
+            let glob = globset::GlobBuilder::new(&g)
+                .literal_separator(true)
+                .case_insensitive(p.case_insensitive)
+                .backslash_escape(true)
+                .build()
+                .expect("glob");
+            b.add(glob);
+            owner.push(id as u32);
+        }
+    }
+    PathSet {
+        set: b.build().expect("globset"),
+        owner,
+    }
+}
+
+fn globset_ids(s: &PathSet, rel: &str, hits: &mut Vec<usize>, out: &mut Vec<u32>) {
+    hits.clear();
+    s.set.matches_into(rel, hits);
+    out.clear();
+    out.extend(hits.iter().map(|&i| s.owner[i]));
+    out.sort_unstable();
+    out.dedup();
+}
+
+/// The lazy-DFA cache a RegexSet of these regexes needs at least (the
+/// number regex-automata reports when given too little).
+fn min_cache(res: &[String]) -> usize {
+    let err = regex_automata::hybrid::dfa::DFA::builder()
+        .configure(regex_automata::hybrid::dfa::Config::new().cache_capacity(1024))
+        .build_many(res)
+        .err();
+    let msg = err.map(|e| e.to_string()).unwrap_or_default();
+    msg.split(|c: char| !c.is_ascii_digit())
+        .filter_map(|x| x.parse::<usize>().ok())
+        .max()
+        .unwrap_or(0)
+}
+
+struct CommandSet {
+    set: regex::bytes::RegexSet,
+    owner: Vec<u32>,
+}
+
+fn regexset_for(policy: &Policy) -> CommandSet {
+    let mut res = Vec::new();
+    let mut owner = Vec::new();
+    for (id, r) in policy.rules().iter().enumerate() {
+        if let Some(re) = command_regex(r) {
+            res.push(re);
+            owner.push(id as u32);
+        }
+    }
+    let cache = min_cache(&res).max(2 << 20);
+    let set = regex::bytes::RegexSetBuilder::new(&res)
+        .dfa_size_limit(cache)
+        .size_limit(256 << 20)
+        .build()
+        .expect("regexset");
+    CommandSet { set, owner }
+}
+
+fn regexset_ids(s: &CommandSet, text: &str, out: &mut Vec<u32>) {
+    out.clear();
+    out.extend(s.set.matches(text.as_bytes()).iter().map(|i| s.owner[i]));
+}
+
+// ---------------------------------------------------------------------------
+
+struct Data {
+    sets: Vec<(String, Vec<Rule>)>,
+    path_sets: Vec<(String, Vec<Rule>)>,
+    novel_commands: Vec<String>,
+    novel_paths: Vec<String>,
+}
+
+fn data() -> Data {
+    let tldr = lines("tldr-commands.txt");
+    let paths = lines("paths.txt");
+    // Rules from the even lines, novel inputs from the odd ones.
+    let rule_cmds: Vec<String> = tldr.iter().step_by(2).cloned().collect();
+    let mut novel_commands: Vec<String> = tldr.iter().skip(1).step_by(2).cloned().collect();
+    let rule_paths: Vec<String> = paths.iter().step_by(2).cloned().collect();
+    let mut novel_paths: Vec<String> = paths.iter().skip(1).step_by(2).cloned().collect();
+    let mut rng = Rng(0x5eed);
+    rng.shuffle(&mut novel_commands);
+    rng.shuffle(&mut novel_paths);
+    novel_commands.truncate(5000);
+    novel_paths.truncate(5000);
+    let real = largest_policy();
+    Data {
+        sets: vec![
+            ("real591".to_string(), real.clone()),
+            ("1000".to_string(), command_rules(1000, &rule_cmds, 11)),
+            ("10000".to_string(), command_rules(10000, &rule_cmds, 12)),
+        ],
+        path_sets: vec![
+            ("real591".to_string(), real),
+            ("1000".to_string(), path_rules(1000, &rule_paths, 21)),
+            ("10000".to_string(), path_rules(10000, &rule_paths, 22)),
+        ],
+        novel_commands,
+        novel_paths,
+    }
+}
+
+fn dirs() -> AnchorDirs<'static> {
+    AnchorDirs {
+        home: Some("/home/dev"),
+        project: Some(PROJECT),
+        sources: &[("settings.json", PROJECT)],
+    }
+}
+
+/// The reference's answer for a command (input positions → ids).
+fn reference_command(policy: &Policy, text: &str) -> Vec<u32> {
+    (0..policy.rules().len() as u32)
+        .filter(|&id| match &policy.rule(id).map(|r| &r.pattern) {
+            Some(Pattern::Command(p)) => reference::command_matches(p, text),
+            _ => false,
+        })
+        .collect()
+}
+
+fn reference_path(policy: &Policy, kind: Kind, rel: &str) -> Vec<u32> {
+    let tools: &[&str] = if kind == Kind::Read {
+        &["Read"]
+    } else {
+        &["Edit"]
+    };
+    (0..policy.rules().len() as u32)
+        .filter(|&id| {
+            let r = policy.rule(id).expect("rule");
+            match &r.pattern {
+                Pattern::Path(p) => {
+                    tools.iter().any(|t| r.governs(t)) && reference::path_matches(p, rel)
+                }
+                _ => false,
+            }
+        })
+        .collect()
+}
+
+fn percentiles(mut v: Vec<Duration>) -> (Duration, Duration, Duration) {
+    v.sort_unstable();
+    let at = |q: f64| v[((v.len() - 1) as f64 * q) as usize];
+    let mean = v.iter().sum::<Duration>() / v.len() as u32;
+    (at(0.5), at(0.99), mean)
+}
+
+fn bench_warm(c: &mut Criterion, d: &Data) {
+    let mut g = c.benchmark_group("warm");
+    g.measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_secs(1));
+    let mut m = Matches::new();
+    for (name, rules) in &d.sets {
+        let policy = Policy::new(rules.clone()).expect("compiles");
+        policy.find(Kind::Command, None, WARM_COMMAND, &mut m);
+        assert_eq!(m.ids(), reference_command(&policy, WARM_COMMAND), "{name}");
+        let want = m.len();
+        g.bench_function(BenchmarkId::new("command/toolgate", name), |b| {
+            b.iter(|| {
+                policy.find(Kind::Command, None, black_box(WARM_COMMAND), &mut m);
+                assert_eq!(m.len(), want);
+            })
+        });
+        let rs = regexset_for(&policy);
+        let mut out = Vec::new();
+        regexset_ids(&rs, WARM_COMMAND, &mut out);
+        assert_eq!(out.len(), want, "{name}: regexset disagrees");
+        g.bench_function(BenchmarkId::new("command/regexset", name), |b| {
+            b.iter(|| regexset_ids(&rs, black_box(WARM_COMMAND), &mut out))
+        });
+    }
+    let abs = format!("{PROJECT}/{WARM_PATH}");
+    for (name, rules) in &d.path_sets {
+        let policy = Policy::new(rules.clone()).expect("compiles");
+        policy.find_path(Kind::Read, None, &abs, &dirs(), &mut m);
+        assert_eq!(
+            m.ids(),
+            reference_path(&policy, Kind::Read, WARM_PATH),
+            "{name}"
+        );
+        let want = m.len();
+        g.bench_function(BenchmarkId::new("path/toolgate", name), |b| {
+            b.iter(|| {
+                policy.find_path(Kind::Read, None, black_box(&abs), &dirs(), &mut m);
+                assert_eq!(m.len(), want);
+            })
+        });
+        let gs = globset_for(&policy, Kind::Read);
+        let (mut hits, mut out) = (Vec::new(), Vec::new());
+        g.bench_function(BenchmarkId::new("path/globset", name), |b| {
+            b.iter(|| globset_ids(&gs, black_box(WARM_PATH), &mut hits, &mut out))
+        });
+    }
+    g.finish();
+}
+
+/// Never-seen inputs: each queried once, right after the build, timed one
+/// by one (the timer's own ~20-30 ns included). Prints p50 / p99 / mean.
+fn bench_novel(c: &mut Criterion, d: &Data) {
+    let mut m = Matches::new();
+    let mut out = Vec::new();
+    let mut hits = Vec::new();
+    eprintln!("\nnovel inputs, each queried once (p50 / p99 / mean per call):");
+    for (name, rules) in d.sets.iter().skip(1) {
+        let policy = Policy::new(rules.clone()).expect("compiles");
+        let rs = regexset_for(&policy);
+        let mut t_tg = Vec::new();
+        let mut t_rs = Vec::new();
+        let mut matched = 0;
+        for text in &d.novel_commands {
+            let t = Instant::now();
+            policy.find(Kind::Command, None, text, &mut m);
+            t_tg.push(t.elapsed());
+            let t = Instant::now();
+            regexset_ids(&rs, text, &mut out);
+            t_rs.push(t.elapsed());
+            out.sort_unstable();
+            assert_eq!(
+                m.ids(),
+                &out[..],
+                "{name}: toolgate and RegexSet disagree on {text:?}"
+            );
+            matched += m.len();
+        }
+        let (a, b, c) = percentiles(t_tg);
+        let (x, y, z) = percentiles(t_rs);
+        eprintln!(
+            "  command {name:>6}: toolgate {a:?} / {b:?} / {c:?}; regexset {x:?} / {y:?} / {z:?}; {matched} matches"
+        );
+    }
+    for (name, rules) in d.path_sets.iter().skip(1) {
+        let policy = Policy::new(rules.clone()).expect("compiles");
+        let gs = globset_for(&policy, Kind::Read);
+        let (mut t_tg, mut t_gs) = (Vec::new(), Vec::new());
+        let mut matched = 0;
+        let mut abs = String::new();
+        for rel in &d.novel_paths {
+            abs.clear();
+            abs.push_str(PROJECT);
+            abs.push('/');
+            abs.push_str(rel);
+            let t = Instant::now();
+            policy.find_path(Kind::Read, None, &abs, &dirs(), &mut m);
+            t_tg.push(t.elapsed());
+            let t = Instant::now();
+            globset_ids(&gs, rel, &mut hits, &mut out);
+            t_gs.push(t.elapsed());
+            assert_eq!(
+                m.ids(),
+                &out[..],
+                "{name}: toolgate and globset disagree on {rel:?}"
+            );
+            matched += m.len();
+        }
+        let (a, b, c) = percentiles(t_tg);
+        let (x, y, z) = percentiles(t_gs);
+        eprintln!(
+            "  path    {name:>6}: toolgate {a:?} / {b:?} / {c:?}; globset  {x:?} / {y:?} / {z:?}; {matched} matches"
+        );
+    }
+    // A criterion figure too: the mean over one pass of the novel inputs.
+    let mut g = c.benchmark_group("novel");
+    g.sample_size(10).measurement_time(Duration::from_secs(5));
+    for (name, rules) in d.sets.iter().skip(1) {
+        let policy = Policy::new(rules.clone()).expect("compiles");
+        g.bench_function(BenchmarkId::new("command-pass/toolgate", name), |b| {
+            b.iter(|| {
+                for text in &d.novel_commands {
+                    policy.find(Kind::Command, None, text, &mut m);
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+fn bench_compile(c: &mut Criterion, d: &Data) {
+    let mut g = c.benchmark_group("compile");
+    g.sample_size(10).measurement_time(Duration::from_secs(8));
+    let hundred: Vec<Rule> = d.sets[1]
+        .1
+        .iter()
+        .take(70)
+        .chain(d.path_sets[1].1.iter().take(30))
+        .cloned()
+        .collect();
+    g.bench_function("100", |b| {
+        b.iter(|| Policy::new(hundred.clone()).expect("compiles"))
+    });
+    let mut all: Vec<Rule> = d.sets[2].1.clone();
+    all.truncate(7000);
+    all.extend(d.path_sets[2].1.iter().take(3000).cloned());
+    let p = Policy::new(all.clone()).expect("compiles");
+    let mem: usize = [Kind::Command, Kind::Domain, Kind::Tool]
+        .iter()
+        .filter_map(|k| p.matcher(*k))
+        .map(|m| m.memory_usage())
+        .chain(
+            [Kind::Read, Kind::Edit]
+                .iter()
+                .filter_map(|k| p.path_matcher(*k))
+                .flat_map(|pm| pm.groups().map(|(_, m)| m.memory_usage())),
+        )
+        .sum();
+    eprintln!(
+        "\n10,000 rules (7,000 command + 3,000 path): matchers hold {:.1} MiB; command shape {:?}",
+        mem as f64 / (1 << 20) as f64,
+        p.matcher(Kind::Command).map(|m| m.shape())
+    );
+    g.bench_function("10000", |b| {
+        b.iter(|| Policy::new(all.clone()).expect("compiles"))
+    });
+    let bytes = p.matchers_to_bytes();
+    eprintln!(
+        "image of 10,000 rules: {:.1} MiB",
+        bytes.len() as f64 / (1 << 20) as f64
+    );
+    g.bench_function("load-10000", |b| {
+        b.iter(|| Policy::from_image(all.clone(), &bytes).expect("loads"))
+    });
+    // Adversarial: hundreds of two-literal contains rules, which blow up a
+    // single DFA.
+    let adv: Vec<Rule> = (0..300)
+        .filter_map(|i| parse(&format!("Bash(*a{i}*b{}*)", i * 7), Effect::Deny, i))
+        .collect();
+    let pa = Policy::new(adv.clone()).expect("compiles");
+    eprintln!(
+        "adversarial 300 *a*b*: {:?}",
+        pa.matcher(Kind::Command).map(|m| m.shape())
+    );
+    g.bench_function("adversarial-300-latching", |b| {
+        b.iter(|| Policy::new(adv.clone()).expect("compiles"))
+    });
+    let adv2: Vec<Rule> = (0..300)
+        .filter_map(|i| parse(&format!("Bash(git *a{i}*b{}*)", i * 7), Effect::Deny, i))
+        .collect();
+    g.bench_function("adversarial-300-prefixed-latching", |b| {
+        b.iter(|| Policy::new(adv2.clone()).expect("compiles"))
+    });
+    let mut mm = Matches::new();
+    let text = "git push a17 then b119 and more";
+    pa.find(Kind::Command, None, text, &mut mm);
+    assert_eq!(mm.ids(), reference_command(&pa, text));
+    g.bench_function("adversarial-300-latching/query", |b| {
+        b.iter(|| pa.find(Kind::Command, None, black_box(text), &mut mm))
+    });
+    let _ = Config::new();
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    let d = data();
+    bench_warm(c, &d);
+    bench_novel(c, &d);
+    bench_compile(c, &d);
+}
+
+criterion_group!(matchers, benches);
+criterion_main!(matchers);
