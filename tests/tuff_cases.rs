@@ -57,7 +57,7 @@ fn argvs(command: &str) -> Vec<Vec<String>> {
     reduction
         .invocations
         .iter()
-        .map(|i| i.words.iter().map(|w| w.text.clone()).collect())
+        .map(|i| i.words.iter().map(|w| w.text().to_string()).collect())
         .collect()
 }
 
