@@ -34,6 +34,7 @@ pub mod hook;
 pub mod lint;
 pub mod paths;
 pub mod policy;
+pub mod policy_eval;
 pub mod reference;
 pub mod reference_eval;
 pub mod rule;

@@ -196,7 +196,25 @@ impl ReferenceEvaluator {
         let rule = |i: usize| self.rules.get(i);
         let narrowing = |r: &Rule| r.effect != Effect::Allow;
         match &a.target {
-            Target::Run { cands, holes, .. } if !holes.is_empty() => {
+            Target::Run {
+                cands,
+                holes,
+                words,
+                ..
+            } if !holes.is_empty() => {
+                for &i in &self.order {
+                    let r = &self.rules[i];
+                    if let Pattern::Tokens(t) = &r.pattern {
+                        if !certain.contains(&i)
+                            && r.governs(&call.tool)
+                            && crate::eval::tokens::tokens_could_match(t, words, &|w| {
+                                holes.iter().any(|h| h == w)
+                            })
+                        {
+                            found.push((i, How::Could));
+                        }
+                    }
+                }
                 let pool = self.order.iter().copied().filter(|&i| {
                     let r = &self.rules[i];
                     !certain.contains(&i)

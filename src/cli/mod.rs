@@ -3,8 +3,10 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+pub mod coverage;
 pub mod eval;
 pub mod explain;
+pub mod export;
 pub mod hook;
 pub mod install;
 pub mod lint;
@@ -31,6 +33,10 @@ enum Command {
     Hook(hook::Args),
     /// Install the hook into a harness's settings.
     Install(install::Args),
+    /// How a harness enforces each rule of a tuff policy.
+    Coverage(coverage::Args),
+    /// A tuff policy as a harness's native permission settings.
+    Export(export::Args),
     /// Report rules that do not parse, never decide, or allow more than
     /// they seem to.
     Lint(lint::Args),
@@ -45,6 +51,8 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => explain::run(args),
         Command::Hook(args) => hook::run(args),
         Command::Install(args) => install::run(args),
+        Command::Coverage(args) => coverage::run(args),
+        Command::Export(args) => export::run(args),
         Command::Lint(args) => lint::run(args),
     }
 }

@@ -171,6 +171,8 @@ pub struct Evaluator {
     /// Each source's root, normalised once (`None`: the project directory
     /// of the call).
     roots: Vec<(Arc<str>, Option<String>)>,
+    /// The tuff token rules by program and subcommand.
+    token_index: tokens::TokenIndex,
 }
 
 impl Evaluator {
@@ -211,7 +213,18 @@ impl Evaluator {
             could_domains: Vec::new(),
             any_domains: Vec::new(),
             roots: Vec::new(),
+            token_index: tokens::TokenIndex::default(),
         };
+        let token_rules: Vec<(u32, &[String])> = e
+            .policy
+            .token_rules()
+            .iter()
+            .filter_map(|&id| match &e.policy.rule(id)?.pattern {
+                Pattern::Tokens(t) => Some((id, &t[..])),
+                _ => None,
+            })
+            .collect();
+        e.token_index = tokens::TokenIndex::new(token_rules);
         for (name, root) in &e.facts.sources {
             let dir = match root {
                 SourceRoot::Project => None,
@@ -376,11 +389,30 @@ impl Evaluator {
                         }
                     }
                 }
-                for &id in self.policy.token_rules() {
+                // Without dynamic words, only the rules indexed under the
+                // invocation's program and subcommand can match; with them,
+                // any rule may could-match, so all are checked.
+                let mut cands_buf = Vec::new();
+                let token_ids = if holes.is_empty() {
+                    self.token_index.candidates(words, &mut cands_buf);
+                    &cands_buf[..]
+                } else {
+                    self.policy.token_rules()
+                };
+                for &id in token_ids {
                     if let Some(r) = rule(id) {
                         if let Pattern::Tokens(t) = &r.pattern {
-                            if r.governs(tool) && tokens::tokens_match(t, words) {
+                            if !r.governs(tool) {
+                                continue;
+                            }
+                            if tokens::tokens_match(t, words) {
                                 ids.push((id, How::Matches));
+                            } else if !holes.is_empty()
+                                && tokens::tokens_could_match(t, words, &|w| {
+                                    holes.iter().any(|h| h == w)
+                                })
+                            {
+                                ids.push((id, How::Could));
                             }
                         }
                     }

@@ -9,6 +9,8 @@
 //! order or split; a long option that is a known alias of a letter
 //! (`rm --recursive`, `git push --force`, `--force=true`) counts as it.
 
+use std::collections::HashMap;
+
 /// Options before the subcommand that take a value (SPEC §7.2).
 const VALUE_OPTIONS: &[(&[&str], &[&str])] = &[
     (
@@ -141,11 +143,112 @@ fn letters(program: &str, sub: &str, w: &str) -> Vec<char> {
     }
 }
 
+/// The value options of `program` before its subcommand.
+fn value_options(program: &str) -> &'static [&'static str] {
+    VALUE_OPTIONS
+        .iter()
+        .find(|(names, _)| names.contains(&program))
+        .map_or(&[][..], |(_, v)| v)
+}
+
+/// The subcommand of an argv: the first word after the options before it
+/// are skipped (as [`tokens_match`] skips them), if any.
+fn subcommand<'w>(program: &str, args: &'w [String]) -> Option<&'w str> {
+    let values = value_options(program);
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        if a == "--" {
+            return args.get(i + 1).map(String::as_str);
+        }
+        if !a.starts_with('-') || a == "-" {
+            return Some(a);
+        }
+        i += if !a.contains('=') && values.contains(&a.as_str()) {
+            2
+        } else {
+            1
+        };
+    }
+    None
+}
+
+/// Token rules indexed by `(program, w1)`: an invocation is checked only
+/// against the rules of its program whose `w1` is its subcommand, and those
+/// whose `w1` is absent or an option (which skip nothing). Built once per
+/// policy; a lookup is two hash probes, whatever the number of rules.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TokenIndex {
+    /// program → (w1, or "" for no subcommand word) → rule ids, ascending.
+    by_program: HashMap<String, HashMap<String, Vec<u32>>>,
+}
+
+impl TokenIndex {
+    /// Indexes `rules`: `(id, words)` in ascending id order.
+    pub(crate) fn new<'r>(rules: impl IntoIterator<Item = (u32, &'r [String])>) -> TokenIndex {
+        let mut by_program: HashMap<String, HashMap<String, Vec<u32>>> = HashMap::new();
+        for (id, words) in rules {
+            let Some(program) = words.first() else {
+                continue;
+            };
+            let w1 = match words.get(1) {
+                Some(w) if !w.starts_with('-') => w.clone(),
+                _ => String::new(),
+            };
+            by_program
+                .entry(program.clone())
+                .or_default()
+                .entry(w1)
+                .or_default()
+                .push(id);
+        }
+        TokenIndex { by_program }
+    }
+
+    /// The ids of the rules that may match `words` (ascending), to be
+    /// checked with [`tokens_match`].
+    pub(crate) fn candidates(&self, words: &[String], out: &mut Vec<u32>) {
+        out.clear();
+        let Some(first) = words.first() else { return };
+        let prog = basename(first);
+        let Some(subs) = self.by_program.get(prog) else {
+            return;
+        };
+        if let Some(ids) = subs.get("") {
+            out.extend_from_slice(ids);
+        }
+        let args = words.get(1..).unwrap_or(&[]);
+        if let Some(ids) = subcommand(prog, args).and_then(|s| subs.get(s)) {
+            out.extend_from_slice(ids);
+            out.sort_unstable();
+        }
+    }
+}
+
 /// Whether the token rule `rule` matches the argv `words`.
 pub(crate) fn tokens_match(rule: &[String], words: &[String]) -> bool {
+    tokens_match_with(rule, words, &|_| false)
+}
+
+/// Whether the token rule `rule` could match the argv `words` for some
+/// value of its dynamic words (`hole` says which they are): a dynamic word
+/// may stand for any run of words, so it may be the program, the
+/// subcommand, or every rule word still to be found (SPEC §8.4: a deny or
+/// ask rule that could match makes the action ask).
+pub(crate) fn tokens_could_match(
+    rule: &[String],
+    words: &[String],
+    hole: &dyn Fn(&str) -> bool,
+) -> bool {
+    tokens_match_with(rule, words, hole)
+}
+
+fn tokens_match_with(rule: &[String], words: &[String], hole: &dyn Fn(&str) -> bool) -> bool {
     let (Some(program), Some(first)) = (rule.first(), words.first()) else {
         return false;
     };
+    if hole(first) {
+        return true;
+    }
     let prog = basename(first);
     if prog != program {
         return false;
@@ -167,6 +270,9 @@ pub(crate) fn tokens_match(rule: &[String], words: &[String]) -> bool {
                 i += 1;
                 break;
             }
+            if hole(a) {
+                return true;
+            }
             if !a.starts_with('-') || a == "-" {
                 break;
             }
@@ -183,6 +289,9 @@ pub(crate) fn tokens_match(rule: &[String], words: &[String]) -> bool {
     };
     let start = if w1.starts_with('-') { 1 } else { 2 };
     for w in rule.get(start..).unwrap_or(&[]) {
+        if rest.iter().any(|a| hole(a)) {
+            return true;
+        }
         let want = letters(prog, sub, w);
         if !want.is_empty() {
             // Each letter in some cluster (or alias) among the rest.
@@ -236,5 +345,70 @@ mod tests {
         assert!(m(&["git"], "git status"));
         assert!(m(&["kubectl", "delete"], "kubectl -n prod delete pod x"));
         assert!(m(&["npm", "-g"], "npm install -g x"));
+    }
+
+    #[test]
+    fn index_finds_every_rule_the_loop_finds() {
+        let w = |s: &str| -> Vec<String> { s.split(' ').map(str::to_string).collect() };
+        let rules: Vec<Vec<String>> = [
+            "git",
+            "git push --force",
+            "git push",
+            "git -c",
+            "git status",
+            "git --",
+            "rm -rf",
+            "rm",
+            "kubectl delete namespace",
+            "kubectl -n",
+            "terraform apply",
+            "npm -g",
+            "npm install",
+            "docker rm -f",
+            "cargo publish",
+            "gh repo delete",
+            "legit push",
+        ]
+        .iter()
+        .map(|r| w(r))
+        .collect();
+        let index = TokenIndex::new(rules.iter().enumerate().map(|(i, r)| (i as u32, &r[..])));
+        let argvs = [
+            "git push origin main --force",
+            "git -C . push --force",
+            "git -c x=y push -f",
+            "/usr/bin/git status",
+            "git -- push",
+            "git --git-dir x push",
+            "git",
+            "rm -fr /",
+            "rm --recursive --force x",
+            "kubectl -n prod delete namespace prod",
+            "terraform -chdir=infra apply -auto-approve",
+            "npm install -g x",
+            "npm -w a install",
+            "docker -H h rm --force x",
+            "cargo -Z x publish",
+            "gh -R o/r repo delete",
+            "legit push --force",
+            "ls -la",
+            "git -c",
+            "kubectl -n",
+        ];
+        let mut out = Vec::new();
+        for argv in argvs {
+            let argv = w(argv);
+            let all: Vec<u32> = (0..rules.len() as u32)
+                .filter(|&i| tokens_match(&rules[i as usize], &argv))
+                .collect();
+            index.candidates(&argv, &mut out);
+            let via: Vec<u32> = out
+                .iter()
+                .copied()
+                .filter(|&i| tokens_match(&rules[i as usize], &argv))
+                .collect();
+            assert_eq!(via, all, "{argv:?}");
+            assert!(out.windows(2).all(|p| p[0] < p[1]), "{argv:?}: {out:?}");
+        }
     }
 }

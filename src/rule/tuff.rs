@@ -332,7 +332,7 @@ fn command_words(words: Vec<String>) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
-fn path_list(key: &str, patterns: Vec<String>) -> Result<Vec<String>, String> {
+pub(crate) fn path_list(key: &str, patterns: Vec<String>) -> Result<Vec<String>, String> {
     if patterns.is_empty() {
         return Err(format!("{key} lists no path pattern"));
     }
