@@ -658,11 +658,13 @@ impl Parser<'_> {
             Anchor::Project
         };
         let case_insensitive = self.dialect == Dialect::ClaudeCode && self.effect.widens();
-        // Split at unescaped `/`.
+        // Split at every `/`: an escaped `\/` is a literal `/`, and a
+        // literal `/` in a path separates names (as in git's wildmatch), so
+        // that no segment holds a `/` no path name can match.
         let mut slices: Vec<&[Tok]> = Vec::new();
         let mut start = 0;
         for (i, t) in rest.iter().enumerate() {
-            if t.is('/') {
+            if t.c == '/' {
                 slices.push(&rest[start..i]);
                 start = i + 1;
             }
@@ -994,6 +996,12 @@ mod tests {
                     false,
                     true,
                 ),
+            ),
+            (
+                r"Read(a\/b)",
+                D,
+                S,
+                path(Anchor::Project, vec![seg("a"), seg("b")], true, false),
             ),
             (
                 "Read(//etc/x)",

@@ -1,0 +1,6 @@
+//! Shared code of toolgate's fuzz targets. The property checks live in
+//! files that depend on `toolgate` alone, so that the main package's
+//! `tests/fuzz_regressions.rs` replays findings through the same code.
+
+pub mod policy_check;
+pub mod print;
