@@ -663,5 +663,32 @@ mod tests {
             let p = PathPattern { anchor: Anchor::Project, segments: segs.clone(), anchored, case_insensitive: false };
             proptest::prop_assert_eq!(path_matches(&p, &rel), regex.is_match(&rel), "regex {}", re);
         }
+
+        /// No rule and no call input panics `match_rule`: it answers or
+        /// returns an error.
+        #[test]
+        fn match_rule_never_panics(
+            rule in proptest::sample::select(vec![
+                "Bash(ls *)", "Bash(a*:*)", "Read(./src/**)", "Read(//e/**)", "Read(~/.ssh/*)",
+                "Read([!a]?)", "Edit(/x/)", "WebFetch(domain:*.a.b)", "WebFetch(domain:*)",
+                "Agent(model:*)", "Skill(x:*)", "mcp__a", "*", "PowerShell(İ*)",
+            ]),
+            tool in proptest::sample::select(vec!["Bash", "Read", "Edit", "Grep", "WebFetch", "Agent", "Skill", "mcp__a__b", "PowerShell"]),
+            value in r"[a-z./~:\[\]@*İı ]{0,12}",
+            cwd in proptest::option::of(r"/[a-z]{0,3}"),
+        ) {
+            use crate::rule::claude::parse_rule;
+            use crate::rule::{Dialect, Effect, List, Provenance};
+            let mut input = Map::new();
+            for k in ["command", "file_path", "url", "model", "skill"] {
+                input.insert(k.to_string(), Value::String(value.clone()));
+            }
+            let call = ToolCall::new(tool, input).unwrap();
+            let ctx = MatchContext { cwd: cwd.map(PathBuf::from) };
+            for dialect in [Dialect::Strict, Dialect::ClaudeCode] {
+                let r = parse_rule(rule, Effect::Deny, dialect, Provenance::standalone(List::Deny)).unwrap();
+                let _ = match_rule(&r, &call, &ctx);
+            }
+        }
     }
 }

@@ -545,6 +545,9 @@ impl Parser<'_> {
         if toks.is_empty() {
             return Err(self.err("empty host after domain:", end_col));
         }
+        if let Some(t) = toks.iter().find(|t| t.c.is_whitespace()) {
+            return Err(self.err("whitespace in host", t.col));
+        }
         // Split into labels, remembering where each starts.
         let mut labels: Vec<&[Tok]> = Vec::new();
         let mut start = 0;

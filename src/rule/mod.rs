@@ -182,8 +182,8 @@ impl Rule {
     /// - A bare rule (`Tool`, `Tool()`, `Tool(*)`) governs its own tool only.
     /// - `strict`: a rule governs its own tool only.
     /// - `claude-code` (and `tuff`): `Bash(spec)` also governs `Monitor`,
-    ///   `Read(spec)` the read tools ([`READ_TOOLS`]) — and, as a deny rule,
-    ///   the edit tools too (a Read deny also denies edits and writes of
+    ///   `Read(spec)` the read tools ([`READ_TOOLS`]) — and, as a
+    ///   `claude-code` deny rule, the edit tools too (a Read deny also denies edits and writes of
     ///   the same path, SPEC §13 "Evaluation") — `Edit(spec)` the edit
     ///   tools ([`EDIT_TOOLS`]); field rules (`Tool(param:value)`) govern
     ///   their own tool only. (`Write(spec)` and the like are
@@ -216,7 +216,10 @@ impl Rule {
                     (_, "Read") => {
                         // A Read deny also denies edits and writes of the
                         // same path (Claude Code >= 2.1.208, SPEC §13).
-                        if self.effect == Effect::Deny && EDIT_TOOLS.contains(&call_tool) {
+                        if self.dialect == Dialect::ClaudeCode
+                            && self.effect == Effect::Deny
+                            && EDIT_TOOLS.contains(&call_tool)
+                        {
                             return true;
                         }
                         READ_TOOLS
@@ -230,5 +233,99 @@ impl Rule {
                 crate::reference::tool_matches(t, call_tool)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SPEC §2's table and §13 "Which calls a rule governs", one row per
+    /// rule: the tools it governs among a fixed set of calls.
+    #[test]
+    fn which_calls_a_rule_governs() {
+        const CALLS: &[&str] = &[
+            "Bash",
+            "Monitor",
+            "PowerShell",
+            "Read",
+            "Glob",
+            "Grep",
+            "LSP",
+            "NotebookRead",
+            "Edit",
+            "Write",
+            "MultiEdit",
+            "NotebookEdit",
+            "WebFetch",
+            "Agent",
+            "Task",
+            "Skill",
+            "mcp__gh__get",
+            "mcp__ghx__get",
+        ];
+        let s = Dialect::Strict;
+        let c = Dialect::ClaudeCode;
+        let (d, a) = (Effect::Deny, Effect::Allow);
+        let rows: &[(&str, Effect, Dialect, &[&str])] = &[
+            ("Bash", d, c, &["Bash"]),
+            ("Bash(ls)", d, s, &["Bash"]),
+            ("Bash(ls)", d, c, &["Bash", "Monitor"]),
+            ("Read", d, c, &["Read"]),
+            ("Read(*)", d, c, &["Read"]),
+            ("Read(x)", d, s, &["Read"]),
+            (
+                "Read(x)",
+                a,
+                c,
+                &["Read", "Glob", "Grep", "LSP", "NotebookRead"],
+            ),
+            (
+                "Read(x)",
+                d,
+                c,
+                &[
+                    "Read",
+                    "Glob",
+                    "Grep",
+                    "LSP",
+                    "NotebookRead",
+                    "Edit",
+                    "Write",
+                    "MultiEdit",
+                    "NotebookEdit",
+                ],
+            ),
+            ("Read(offset:1)", d, c, &["Read"]),
+            ("Edit(x)", d, s, &["Edit"]),
+            (
+                "Edit(x)",
+                d,
+                c,
+                &["Edit", "Write", "MultiEdit", "NotebookEdit"],
+            ),
+            ("Edit", d, c, &["Edit"]),
+            ("Write(x)", d, s, &["Write"]),
+            ("Write(x)", d, c, &["Write"]),
+            ("WebFetch(domain:x.com)", d, c, &["WebFetch"]),
+            ("Agent(Explore)", d, c, &["Agent", "Task"]),
+            ("Task", d, s, &["Agent", "Task"]),
+            ("mcp__gh", d, s, &["mcp__gh__get"]),
+            ("mcp__gh__*", a, c, &["mcp__gh__get"]),
+            ("mcp__*", d, s, &["mcp__gh__get", "mcp__ghx__get"]),
+        ];
+        let mut bad = Vec::new();
+        for &(text, effect, dialect, want) in rows {
+            let rule =
+                claude::parse_rule(text, effect, dialect, Provenance::standalone(List::Deny))
+                    .expect("the rule parses");
+            let got: Vec<&str> = CALLS.iter().copied().filter(|t| rule.governs(t)).collect();
+            if got != want {
+                bad.push(format!(
+                    "{text} ({effect}, {dialect:?}): {got:?}, want {want:?}"
+                ));
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
     }
 }

@@ -48,7 +48,8 @@ pub enum CommandForm {
     Exact(String),
     /// `P:*` — `P` itself, or `P` followed by a space (U+0020) and anything.
     /// In `claude-code`, a glob `P *` with exactly one wildcard star is read
-    /// as this form too (its trailing ` *` is optional there).
+    /// as this form too (its trailing ` *` is optional there); `P` is then
+    /// empty for `Bash( *)`. From `P:*`, `P` is never empty.
     Prefix(String),
     /// A glob anchored at both ends; `*` spans any characters.
     Glob(Vec<GlobPiece>),
@@ -109,7 +110,9 @@ pub enum Segment {
 /// run of its segments matches `segments` — anchored at the anchor directory
 /// when `anchored`, else starting at any segment — so a pattern that matches
 /// a directory covers everything in it. A trailing `/` in the rule was
-/// lowered to a final [`Segment::DoubleStar`].
+/// lowered to a final [`Segment::DoubleStar`]; in `claude-code` a trailing
+/// `/**` was removed (so `x/**` matches `x` too), and `anchored` was
+/// computed before that removal.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct PathPattern {
     /// What the segments are relative to.

@@ -1,1 +1,464 @@
 //! The shell reader: a command string → a [`Reading`] (no policy knowledge).
+//!
+//! [`read`] lists every command a shell command line runs, in execution
+//! order (the substitutions a command contains come before it), with its
+//! words, leading assignments and redirections, and says whether the reading
+//! is **complete**. What it cannot read with certainty makes the reading
+//! incomplete with a [`Reason`]; it never guesses. What was read before a
+//! problem or a limit is still returned, so deny rules still see it.
+//!
+//! ```
+//! use toolgate::shell::{read, WordKind};
+//!
+//! let r = read("FOO=1 git status && echo $(whoami) > out.txt");
+//! assert!(r.is_complete());
+//! let programs: Vec<&str> = r.commands.iter().map(|c| c.words[0].text.as_str()).collect();
+//! assert_eq!(programs, ["git", "whoami", "echo"]);
+//! assert_eq!(r.commands[0].assignments[0].name, "FOO");
+//! assert_eq!(r.commands[2].words[1].kind, WordKind::Dynamic);
+//!
+//! // `$'…'` escapes are decoded; a dynamic program name is incomplete.
+//! assert_eq!(read(r"$'\x72\x6d' -rf /").commands[0].words[0].text, "rm");
+//! assert!(!read("$CMD -rf /").is_complete());
+//! ```
+//!
+//! # How it reads
+//!
+//! The reader is hand-written over bytes: shell syntax is small, a general
+//! parser crate either mis-reads some inputs silently or leaves substitution
+//! bodies as raw text, and a hand-written reader can refuse everything it does
+//! not understand (fail closed). It runs in one pass, linear in the input;
+//! recursion is bounded by the nesting limit ([`MAX_DEPTH`]), so no input can
+//! overflow the stack, and nothing panics on any input.
+//!
+//! Shells started with `-c SCRIPT` (`sh bash zsh dash ksh mksh ash fish`), and
+//! shells fed a here-document, a here-string or a literal script through a
+//! pipe (`echo 'ls' | sh`, `cat <<'EOF' | bash`) have their script read as
+//! well: its commands follow the shell's own command, with
+//! [`Origin::Script`] and their spans pointing into [`Reading::scripts`].
+//!
+//! Words are text: decoded words are `String`s. A word whose decoded bytes
+//! are not UTF-8 (`$'\xff'`) is kept as its source text and is dynamic.
+
+use serde::Serialize;
+use std::fmt;
+use std::ops::Range;
+
+mod brace;
+mod parse;
+
+/// The longest command read in full, in bytes; longer input is read up to
+/// this limit and the reading is incomplete.
+pub const MAX_INPUT: usize = 64 * 1024;
+/// The deepest nesting read (substitutions, subshells, groups, compound
+/// commands, nested scripts); deeper is incomplete.
+pub const MAX_DEPTH: u8 = 16;
+/// The most words one brace word expands to.
+pub const MAX_BRACE_WORDS: usize = 256;
+/// The most words brace expansion may give one command.
+pub const MAX_COMMAND_BRACE_WORDS: usize = 4096;
+
+/// Reads a shell command line. Never panics; see the [module](self) docs.
+pub fn read(command: &str) -> Reading {
+    parse::read(command)
+}
+
+/// What a command line runs, as far as it can be read.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Reading {
+    /// Every command, in execution order (substitutions first).
+    pub commands: Vec<Command>,
+    /// The texts spans point into: `scripts[0]` is the input itself (cut at
+    /// [`MAX_INPUT`]); later ones are scripts that a shell reads.
+    pub scripts: Vec<Script>,
+    /// Why the reading is incomplete; empty when it is complete.
+    pub incomplete: Vec<Incomplete>,
+}
+
+impl Reading {
+    /// True when every command was read with certainty.
+    pub fn is_complete(&self) -> bool {
+        self.incomplete.is_empty()
+    }
+
+    /// The source text of a span of a script (empty when out of range).
+    pub fn source(&self, script: usize, span: &Range<usize>) -> &str {
+        self.scripts
+            .get(script)
+            .and_then(|s| s.text.get(span.clone()))
+            .unwrap_or("")
+    }
+}
+
+/// A text commands were read from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Script {
+    /// The text.
+    pub text: String,
+    /// How this text came to be read.
+    pub kind: ScriptKind,
+    /// The script this one came from (`None` for the input).
+    pub parent: Option<usize>,
+    /// Where in the parent script it came from (the word, here-document
+    /// body or here-string); `0..0` for the input.
+    pub span: Range<usize>,
+}
+
+/// How a script came to be read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScriptKind {
+    /// The command line given to [`read`].
+    Input,
+    /// The argument of a shell's `-c`.
+    ShellArgument,
+    /// A here-document a shell reads.
+    HereDocument,
+    /// A here-string a shell reads.
+    HereString,
+    /// Literal text piped into a shell (`echo '…' | sh`).
+    Piped,
+    /// The decoded body of a backquoted substitution that holds escapes.
+    Backquote,
+}
+
+/// One command: a program invocation.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Command {
+    /// The script its span points into (an index into [`Reading::scripts`]).
+    pub script: usize,
+    /// Its source, a byte range of that script (assignments, words and
+    /// redirections included).
+    pub span: Range<usize>,
+    /// Its words after brace expansion and quote removal; the first is the
+    /// program. Empty for an assignment-only or redirection-only command.
+    pub words: Vec<Word>,
+    /// Leading `NAME=value` assignments.
+    pub assignments: Vec<Assignment>,
+    /// Redirections, its own first, then those of the compound commands
+    /// around it (`{ a; b; } > f` gives both `a` and `b` the `> f`).
+    pub redirections: Vec<Redirection>,
+    /// How it is joined to the command before it in the same list.
+    pub connector: Connector,
+    /// Where it was read.
+    pub origin: Origin,
+    /// Nesting depth: 0 at the top level, +1 for each substitution,
+    /// subshell, group, compound command or script around it.
+    pub depth: u8,
+    /// True when control flow decides whether it runs, or how often: inside
+    /// a loop (`while`, `until`, `for`, `select`, conditions included), an
+    /// `if` (its first condition excepted), a `case` item, a function body,
+    /// or after `||`.
+    pub conditional: bool,
+}
+
+impl Command {
+    /// The program word, if the command has words.
+    pub fn program(&self) -> Option<&Word> {
+        self.words.first()
+    }
+}
+
+/// How a command is joined to the command before it in the same list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Connector {
+    /// First of its list.
+    None,
+    /// After `;` or a newline.
+    Seq,
+    /// After a command put in the background with `&`.
+    Background,
+    /// After `&&`.
+    And,
+    /// After `||`.
+    Or,
+    /// After `|`.
+    Pipe,
+    /// After `|&`.
+    PipeAll,
+}
+
+/// Where a command was read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Origin {
+    /// In the command line's own lists (subshells, groups and compound
+    /// commands included).
+    Top,
+    /// Inside a command substitution `$(…)` or `` `…` ``.
+    Substitution,
+    /// Inside a process substitution `<(…)` or `>(…)`.
+    ProcessSubstitution,
+    /// In a script a shell reads (`sh -c`, a here-document, a pipe).
+    Script,
+}
+
+/// One word.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Word {
+    /// Its source, a byte range of the command's script. Words made by
+    /// brace expansion share the span of the word they came from.
+    pub span: Range<usize>,
+    /// Its value: the decoded text for literal and decoded words, the source
+    /// text for dynamic and glob words.
+    pub text: String,
+    /// What kind of value it is.
+    pub kind: WordKind,
+}
+
+impl Word {
+    /// True for a word whose value the shell decides at run time (dynamic or
+    /// glob).
+    pub fn is_dynamic(&self) -> bool {
+        matches!(self.kind, WordKind::Dynamic | WordKind::Glob)
+    }
+}
+
+/// What kind of value a word has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WordKind {
+    /// Its text is its source, unchanged.
+    Literal,
+    /// Its text is its source with quotes removed and escapes decoded (or
+    /// brace-expanded).
+    Decoded,
+    /// It holds unquoted glob characters (`*`, `?`, `[…]`): the shell may
+    /// replace it with file names. Its text is its source.
+    Glob,
+    /// It holds an expansion (`$X`, `${…}`, `$(…)`, `` `…` ``, `<(…)`,
+    /// `$((…))`, a leading `~`), or brace expansion over the limits. Its
+    /// text is its source.
+    Dynamic,
+}
+
+/// A leading `NAME=value` (or `NAME+=value`) assignment.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Assignment {
+    /// Its source span.
+    pub span: Range<usize>,
+    /// The variable name.
+    pub name: String,
+    /// True for `+=`.
+    pub append: bool,
+    /// The value (an array `(…)` is a dynamic word with its source text).
+    pub value: Word,
+}
+
+/// A redirection.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Redirection {
+    /// Its source span (the operator and its target).
+    pub span: Range<usize>,
+    /// The file descriptor written before the operator (`2>`), if any.
+    pub fd: Option<u32>,
+    /// The operator.
+    pub op: RedirectionOp,
+    /// The target: a file, a descriptor (`>&2`), a here-document's
+    /// delimiter, or a here-string's word.
+    pub target: Word,
+    /// A here-document's body (its text decoded when the delimiter is
+    /// quoted; dynamic when it holds expansions).
+    pub body: Option<Word>,
+}
+
+/// A redirection operator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RedirectionOp {
+    /// `<`
+    Read,
+    /// `>`
+    Write,
+    /// `>>`
+    Append,
+    /// `>|`
+    Clobber,
+    /// `<>`
+    ReadWrite,
+    /// `&>`
+    WriteAll,
+    /// `&>>`
+    AppendAll,
+    /// `>&` (a descriptor, or a file when the target is not a number or `-`)
+    DupOut,
+    /// `<&`
+    DupIn,
+    /// `<<`
+    HereDoc,
+    /// `<<-`
+    HereDocStrip,
+    /// `<<<`
+    HereString,
+}
+
+impl RedirectionOp {
+    /// The operator as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RedirectionOp::Read => "<",
+            RedirectionOp::Write => ">",
+            RedirectionOp::Append => ">>",
+            RedirectionOp::Clobber => ">|",
+            RedirectionOp::ReadWrite => "<>",
+            RedirectionOp::WriteAll => "&>",
+            RedirectionOp::AppendAll => "&>>",
+            RedirectionOp::DupOut => ">&",
+            RedirectionOp::DupIn => "<&",
+            RedirectionOp::HereDoc => "<<",
+            RedirectionOp::HereDocStrip => "<<-",
+            RedirectionOp::HereString => "<<<",
+        }
+    }
+}
+
+/// Why a reading is incomplete, and where.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Incomplete {
+    /// The reason.
+    pub reason: Reason,
+    /// The script the span points into.
+    pub script: usize,
+    /// Where (a byte range of that script).
+    pub span: Range<usize>,
+}
+
+/// Why a reading is incomplete.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Reason {
+    /// A quote, parenthesis, brace, substitution, compound command or
+    /// here-document is not closed.
+    Unterminated,
+    /// A separator or operator with an empty side (`ls ;; pwd`, `ls &&`).
+    EmptyCommand,
+    /// A token where it cannot stand (`echo (`, `fi` without `if`).
+    Unexpected,
+    /// A redirection without its target.
+    MissingTarget,
+    /// The program name is dynamic (`$CMD`, `$(…)`, a glob).
+    DynamicProgram,
+    /// A shell reads text that is not literal (`sh -c "$X"`, `curl … | sh`).
+    DynamicScript,
+    /// Nesting deeper than [`MAX_DEPTH`].
+    TooDeep,
+    /// Input longer than [`MAX_INPUT`].
+    TooLong,
+    /// Brace expansion over [`MAX_BRACE_WORDS`] or
+    /// [`MAX_COMMAND_BRACE_WORDS`].
+    TooManyWords,
+    /// A construct the reader does not read (`coproc`, an ambiguous `$((`).
+    Unsupported,
+}
+
+impl Reason {
+    /// A one-clause description.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Reason::Unterminated => "unterminated quote, substitution, group or here-document",
+            Reason::EmptyCommand => "a separator or operator has an empty side",
+            Reason::Unexpected => "a token stands where it cannot",
+            Reason::MissingTarget => "a redirection has no target",
+            Reason::DynamicProgram => "the program name is dynamic",
+            Reason::DynamicScript => "a shell reads text that is not literal",
+            Reason::TooDeep => "nesting is deeper than 16",
+            Reason::TooLong => "the command is longer than 64 KiB",
+            Reason::TooManyWords => "brace expansion gives too many words",
+            Reason::Unsupported => "a construct the reader does not read",
+        }
+    }
+}
+
+impl fmt::Display for Reason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
+/// Writes a word as the case files and `explain` show it: a literal or
+/// decoded word as itself (single-quoted when it is empty or holds blanks,
+/// quotes, backslashes, operators, `*`, `?`, `«»`, or starts with `~` or `#`), a dynamic or glob word as `«source»`.
+impl fmt::Display for Word {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_dynamic() {
+            return write!(f, "«{}»", self.text);
+        }
+        write_quoted(f, &self.text)
+    }
+}
+
+fn write_quoted(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
+    let plain = !s.is_empty()
+        && !s.starts_with(['~', '#'])
+        && !s.chars().any(|c| {
+            matches!(
+                c,
+                ' ' | '\t'
+                    | '\n'
+                    | '\''
+                    | '"'
+                    | '\\'
+                    | '«'
+                    | '»'
+                    | ';'
+                    | '&'
+                    | '|'
+                    | '<'
+                    | '>'
+                    | '('
+                    | ')'
+                    | '*'
+                    | '?'
+            )
+        });
+    if plain {
+        return f.write_str(s);
+    }
+    f.write_str("'")?;
+    for (i, part) in s.split('\'').enumerate() {
+        if i > 0 {
+            f.write_str("'\\''")?;
+        }
+        f.write_str(part)?;
+    }
+    f.write_str("'")
+}
+
+/// Writes a command on one line: assignments, words, then redirections
+/// (`FOO=1 git status 2>/dev/null`); a here-document as `<<delimiter`.
+impl fmt::Display for Command {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        let mut sep = |f: &mut fmt::Formatter<'_>| -> fmt::Result {
+            if !first {
+                f.write_str(" ")?;
+            }
+            first = false;
+            Ok(())
+        };
+        for a in &self.assignments {
+            sep(f)?;
+            write!(
+                f,
+                "{}{}={}",
+                a.name,
+                if a.append { "+" } else { "" },
+                a.value
+            )?;
+        }
+        for w in &self.words {
+            sep(f)?;
+            write!(f, "{w}")?;
+        }
+        for r in &self.redirections {
+            sep(f)?;
+            if let Some(fd) = r.fd {
+                write!(f, "{fd}")?;
+            }
+            write!(f, "{}{}", r.op.as_str(), r.target)?;
+        }
+        Ok(())
+    }
+}

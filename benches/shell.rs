@@ -1,0 +1,159 @@
+//! Speed of the shell reader: a typical command, the whole tldr corpus,
+//! and hostile 64 KiB inputs. Each bench checks its answers first.
+//!
+//! Run: `cargo bench --bench shell`.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
+use std::path::PathBuf;
+use toolgate::shell::{self, MAX_INPUT, Reason};
+
+/// Complete readings among the tldr corpus's lines (a regression check:
+/// change it only with a reason).
+const TLDR_COMPLETE: usize = 30_076;
+
+fn corpus_lines(name: &str) -> Option<Vec<String>> {
+    let dir = std::env::var_os("TOOLGATE_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora"));
+    match std::fs::read_to_string(dir.join(name)) {
+        Ok(t) => Some(t.lines().map(str::to_string).collect()),
+        Err(_) => {
+            eprintln!("skipping the corpus bench: {name} is absent");
+            None
+        }
+    }
+}
+
+fn typical(c: &mut Criterion) {
+    let cmd = "tar -czf archive.tar.gz path/to/dir";
+    let r = shell::read(cmd);
+    assert!(r.is_complete());
+    assert_eq!(r.commands.len(), 1);
+    assert_eq!(r.commands[0].words.len(), 4);
+    let cmd2 = "git commit -m \"fix: typo\" && git push";
+    let r = shell::read(cmd2);
+    assert!(r.is_complete());
+    assert_eq!(r.commands.len(), 2);
+    let mut g = c.benchmark_group("shell/typical");
+    g.bench_function("tar 35 bytes", |b| b.iter(|| shell::read(black_box(cmd))));
+    g.bench_function("git commit && push 38 bytes", |b| {
+        b.iter(|| shell::read(black_box(cmd2)))
+    });
+    g.finish();
+}
+
+fn corpus(c: &mut Criterion) {
+    let Some(lines) = corpus_lines("tldr-commands.txt") else {
+        return;
+    };
+    let complete = lines
+        .iter()
+        .filter(|l| shell::read(l).is_complete())
+        .count();
+    assert_eq!(
+        complete, TLDR_COMPLETE,
+        "complete readings over the tldr corpus"
+    );
+    let bytes: usize = lines.iter().map(String::len).sum();
+    let mut g = c.benchmark_group("shell/tldr");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.sample_size(20);
+    g.bench_function("all lines", |b| {
+        b.iter(|| {
+            let mut n = 0usize;
+            for l in &lines {
+                n += shell::read(black_box(l)).commands.len();
+            }
+            n
+        })
+    });
+    g.finish();
+}
+
+/// Hostile inputs of (about) 64 KiB, with the reason each must give.
+fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
+    let k = MAX_INPUT;
+    let fit = |s: String| -> String {
+        let mut s = s;
+        s.truncate(k);
+        s
+    };
+    vec![
+        (
+            "unclosed $(",
+            fit("$(".repeat(k / 2)),
+            Some(Reason::TooDeep),
+        ),
+        (
+            "nested $( )",
+            fit(format!("echo {}x{}", "$(echo ".repeat(16), ")".repeat(16))
+                + &" y".repeat(k / 2 - 200)),
+            None,
+        ),
+        ("10,000 &&", vec!["t"; 10_001].join(" && "), None),
+        (
+            "64 KiB of &&",
+            fit("t&&".repeat(k / 3)),
+            Some(Reason::EmptyCommand),
+        ),
+        (
+            "deep quotes",
+            fit("\"$(\"".repeat(k / 4)),
+            Some(Reason::TooDeep),
+        ),
+        (
+            "alternating quotes",
+            fit("'a'\"b\"$'c'".repeat(k / 11)),
+            None,
+        ),
+        (
+            "brace bomb",
+            fit(format!("echo {}", "{a,b}".repeat(k / 5))),
+            Some(Reason::TooManyWords),
+        ),
+        (
+            "unclosed braces",
+            fit(format!("echo {}", "{a,".repeat(k / 3))),
+            None,
+        ),
+        (
+            "unclosed ${",
+            fit("${".repeat(k / 2)),
+            Some(Reason::TooDeep),
+        ),
+        (
+            "here-docs",
+            fit("cat <<E\n".repeat(k / 8)),
+            Some(Reason::Unterminated),
+        ),
+        ("backslashes", "\\".repeat(k), None),
+        ("one long word", "a".repeat(k), None),
+        ("subshells", fit("( ".repeat(k / 2)), Some(Reason::TooDeep)),
+    ]
+}
+
+fn hostile(c: &mut Criterion) {
+    let inputs = hostile_inputs();
+    for (name, s, reason) in &inputs {
+        assert!(s.len() <= MAX_INPUT, "{name} is {} bytes", s.len());
+        let r = shell::read(s);
+        match reason {
+            Some(want) => assert!(
+                r.incomplete.iter().any(|i| i.reason == *want),
+                "{name}: expected {want:?}, got {:?}",
+                r.incomplete
+            ),
+            None => assert!(r.is_complete(), "{name}: {:?}", r.incomplete),
+        }
+    }
+    let mut g = c.benchmark_group("shell/hostile-64k");
+    g.sample_size(30);
+    for (name, s, _) in &inputs {
+        g.bench_function(*name, |b| b.iter(|| shell::read(black_box(s))));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, typical, corpus, hostile);
+criterion_main!(benches);

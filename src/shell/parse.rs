@@ -1,0 +1,2418 @@
+//! The reader proper: one recursive-descent pass over the bytes of a
+//! script. Recursion happens only where the shell nests (substitutions,
+//! subshells, groups, compound commands, scripts) and is cut at
+//! `MAX_DEPTH`. On any syntax problem the reader records why, stops
+//! (`abort`) and returns what it read so far.
+
+use super::{
+    Assignment, Command, Connector, Incomplete, MAX_BRACE_WORDS, MAX_COMMAND_BRACE_WORDS,
+    MAX_DEPTH, MAX_INPUT, Origin, Reading, Reason, Redirection, RedirectionOp, Script, ScriptKind,
+    Word, WordKind, brace,
+};
+use std::ops::Range;
+
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"];
+
+// What ends a list.
+const S_EOF: u16 = 1;
+const S_RPAREN: u16 = 1 << 1;
+const S_BRACE: u16 = 1 << 2;
+const S_THEN: u16 = 1 << 3;
+const S_ELSE: u16 = 1 << 4; // else, elif, fi
+const S_DO: u16 = 1 << 5;
+const S_DONE: u16 = 1 << 6;
+const S_CASE_END: u16 = 1 << 7; // ;; ;& ;;& esac
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kw {
+    If,
+    Then,
+    Elif,
+    Else,
+    Fi,
+    While,
+    Until,
+    Do,
+    Done,
+    For,
+    Select,
+    Case,
+    Esac,
+    In,
+    LBrace,
+    RBrace,
+    Bang,
+    Function,
+    Coproc,
+    DBracket,
+}
+
+const KEYWORDS: &[(&[u8], Kw)] = &[
+    (b"if", Kw::If),
+    (b"then", Kw::Then),
+    (b"elif", Kw::Elif),
+    (b"else", Kw::Else),
+    (b"fi", Kw::Fi),
+    (b"while", Kw::While),
+    (b"until", Kw::Until),
+    (b"do", Kw::Do),
+    (b"done", Kw::Done),
+    (b"for", Kw::For),
+    (b"select", Kw::Select),
+    (b"case", Kw::Case),
+    (b"esac", Kw::Esac),
+    (b"in", Kw::In),
+    (b"{", Kw::LBrace),
+    (b"}", Kw::RBrace),
+    (b"!", Kw::Bang),
+    (b"function", Kw::Function),
+    (b"coproc", Kw::Coproc),
+    (b"[[", Kw::DBracket),
+];
+
+fn is_meta(b: u8) -> bool {
+    matches!(
+        b,
+        b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
+    )
+}
+
+fn is_name_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+fn is_name(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// A here-document waiting for its body (read at the next newline).
+struct PendingHereDoc {
+    /// The command whose redirection it is, or `None` for a compound
+    /// command's.
+    owner: Option<usize>,
+    /// Where substitutions of its body go (before its owner).
+    insert_at: usize,
+    /// Index of the redirection in the owner.
+    redir: usize,
+    delim: Vec<u8>,
+    strip_tabs: bool,
+    quoted: bool,
+    script: usize,
+    depth: u8,
+}
+
+/// A shell whose standard input is a pipe from another command.
+struct PipeFeed {
+    producer: Option<usize>,
+    shell: usize,
+}
+
+struct State {
+    reading: Reading,
+    heredocs: Vec<PendingHereDoc>,
+    /// Here-documents whose bodies are being read, last first.
+    active: Vec<PendingHereDoc>,
+    feeds: Vec<PipeFeed>,
+    abort: bool,
+}
+
+impl State {
+    fn fail(&mut self, reason: Reason, script: usize, span: Range<usize>) {
+        self.reading.incomplete.push(Incomplete {
+            reason,
+            script,
+            span,
+        });
+    }
+
+    fn stop(&mut self, reason: Reason, script: usize, span: Range<usize>) {
+        self.fail(reason, script, span);
+        self.abort = true;
+    }
+
+    /// Moves the last `n` commands to `pos`, keeping every index that
+    /// refers to a command right.
+    fn rotate_into(&mut self, pos: usize, n: usize) {
+        let len = self.reading.commands.len();
+        if n == 0 || pos >= len - n {
+            return;
+        }
+        self.reading.commands[pos..].rotate_right(n);
+        let map = |i: usize| {
+            if i < pos {
+                i
+            } else if i < len - n {
+                i + n
+            } else {
+                i - (len - n) + pos
+            }
+        };
+        for h in self.heredocs.iter_mut().chain(self.active.iter_mut()) {
+            h.owner = h.owner.map(map);
+            h.insert_at = map(h.insert_at);
+        }
+        for f in &mut self.feeds {
+            f.producer = f.producer.map(map);
+            f.shell = map(f.shell);
+        }
+    }
+}
+
+pub(super) fn read(command: &str) -> Reading {
+    let mut text = command;
+    let mut too_long = false;
+    if text.len() > MAX_INPUT {
+        let mut cut = MAX_INPUT;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text = &text[..cut];
+        too_long = true;
+    }
+    let mut st = State {
+        reading: Reading {
+            commands: Vec::new(),
+            scripts: vec![Script {
+                text: text.to_string(),
+                kind: ScriptKind::Input,
+                parent: None,
+                span: 0..0,
+            }],
+            incomplete: Vec::new(),
+        },
+        heredocs: Vec::new(),
+        active: Vec::new(),
+        feeds: Vec::new(),
+        abort: false,
+    };
+    if too_long {
+        st.fail(Reason::TooLong, 0, text.len()..text.len());
+    }
+    read_script(&mut st, text.as_bytes(), 0, 0, Origin::Top, false);
+    st.reading
+}
+
+/// Reads one script (the input or a nested one) and resolves the shells
+/// that read their standard input.
+fn read_script(st: &mut State, src: &[u8], script: usize, depth: u8, origin: Origin, cond: bool) {
+    let feeds_before = st.feeds.len();
+    let first_cmd = st.reading.commands.len();
+    let mut p = Parser {
+        src,
+        end: src.len(),
+        pos: 0,
+        script,
+        depth,
+        origin,
+        cond,
+        st,
+    };
+    let stop = p.list(S_EOF, Connector::None);
+    if !p.st.abort && stop != Some(S_EOF) {
+        let at = p.pos;
+        p.st.stop(Reason::Unexpected, script, at..at);
+    }
+    // Bodies of here-documents never reached.
+    let mut unterminated = false;
+    p.st.heredocs.retain(|h| {
+        if h.script == script {
+            unterminated = true;
+            false
+        } else {
+            true
+        }
+    });
+    if unterminated && !p.st.abort {
+        p.st.fail(Reason::Unterminated, script, src.len()..src.len());
+    }
+    resolve_shells(st, src, script, first_cmd, feeds_before);
+}
+
+/// Shells in this script that read a here-document, a here-string or a pipe.
+fn resolve_shells(st: &mut State, src: &[u8], script: usize, first: usize, feeds_before: usize) {
+    let feeds: Vec<PipeFeed> = st.feeds.drain(feeds_before..).collect();
+    let mut found: Vec<(usize, Option<usize>)> = Vec::new(); // (shell, producer)
+    let mut piped: Vec<usize> = Vec::new();
+    for f in &feeds {
+        piped.push(f.shell);
+        found.push((f.shell, f.producer.map(|p| p + 1)));
+    }
+    for i in first..st.reading.commands.len() {
+        let c = &st.reading.commands[i];
+        if c.script != script || piped.contains(&i) || !reads_stdin_script(c) {
+            continue;
+        }
+        if c.redirections.iter().any(|r| {
+            matches!(
+                r.op,
+                RedirectionOp::HereDoc | RedirectionOp::HereDocStrip | RedirectionOp::HereString
+            )
+        }) {
+            found.push((i, None));
+        }
+    }
+    // Last first, so inserting after one keeps the earlier indices.
+    found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    for (shell, producer) in found {
+        if st.abort {
+            return;
+        }
+        let Some(cmd) = st.reading.commands.get(shell) else {
+            continue;
+        };
+        let (depth, cond, span) = (cmd.depth, cmd.conditional, cmd.span.clone());
+        // A here-document or here-string on the shell itself wins over a pipe.
+        let own = cmd.redirections.iter().rev().find_map(|r| match r.op {
+            RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => {
+                Some((ScriptKind::HereDocument, r.body.clone(), r.span.clone()))
+            }
+            RedirectionOp::HereString => Some((
+                ScriptKind::HereString,
+                Some(r.target.clone()),
+                r.span.clone(),
+            )),
+            _ => None,
+        });
+        let input = match own {
+            Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, w.text, at)),
+            Some((_, _, at)) => Err(at),
+            None => match producer.and_then(|p| p.checked_sub(1)) {
+                Some(p) => piped_text(&st.reading.commands[p])
+                    .map(|t| (ScriptKind::Piped, t, st.reading.commands[p].span.clone()))
+                    .ok_or(st.reading.commands[p].span.clone()),
+                None => Err(span.clone()),
+            },
+        };
+        match input {
+            Ok((kind, text, at)) => {
+                let n_before = st.reading.commands.len();
+                nested_script(st, text, kind, script, at, depth, cond);
+                let n = st.reading.commands.len() - n_before;
+                st.rotate_into(shell + 1, n);
+            }
+            Err(at) => st.fail(Reason::DynamicScript, script, at),
+        }
+    }
+    let _ = src;
+}
+
+/// Reads `text` as a script that a shell runs; its commands are appended.
+fn nested_script(
+    st: &mut State,
+    text: String,
+    kind: ScriptKind,
+    parent: usize,
+    span: Range<usize>,
+    depth: u8,
+    cond: bool,
+) {
+    if depth >= MAX_DEPTH {
+        st.stop(Reason::TooDeep, parent, span);
+        return;
+    }
+    let idx = st.reading.scripts.len();
+    st.reading.scripts.push(Script {
+        text: text.clone(),
+        kind,
+        parent: Some(parent),
+        span,
+    });
+    read_script(st, text.as_bytes(), idx, depth + 1, Origin::Script, cond);
+}
+
+/// The shell options before the first operand: does it read `-c`'s script,
+/// and which word is that script (or the first operand)?
+fn shell_mode(words: &[Word]) -> (bool, Option<usize>) {
+    let mut has_c = false;
+    let mut i = 1;
+    while let Some(w) = words.get(i) {
+        let t = w.text.as_bytes();
+        if w.is_dynamic() {
+            return (has_c, Some(i));
+        }
+        if t == b"--" || t == b"-" {
+            return (has_c, words.get(i + 1).map(|_| i + 1));
+        }
+        if t.starts_with(b"--") {
+            if matches!(t, b"--rcfile" | b"--init-file") {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if t.len() > 1 && (t[0] == b'-' || t[0] == b'+') {
+            let os = t[1..].iter().filter(|&&b| b == b'o' || b == b'O').count();
+            if t[0] == b'-' && t.contains(&b'c') {
+                has_c = true;
+            }
+            i += 1 + os;
+            continue;
+        }
+        return (has_c, Some(i));
+    }
+    (has_c, None)
+}
+
+fn program_base(c: &Command) -> Option<&str> {
+    let w = c.words.first()?;
+    if w.is_dynamic() {
+        return None;
+    }
+    Some(w.text.rsplit('/').next().unwrap_or(&w.text))
+}
+
+fn is_shell(c: &Command) -> bool {
+    program_base(c).is_some_and(|b| SHELLS.contains(&b))
+}
+
+/// A shell with neither `-c` nor a script operand (or with `-s`) reads its
+/// script from standard input.
+fn reads_stdin_script(c: &Command) -> bool {
+    if !is_shell(c) {
+        return false;
+    }
+    let (has_c, operand) = shell_mode(&c.words);
+    let dash_s = c.words[1..].iter().any(|w| {
+        let t = w.text.as_bytes();
+        t.len() > 1 && t[0] == b'-' && t[1] != b'-' && t.contains(&b's')
+    });
+    !has_c && (operand.is_none() || dash_s)
+}
+
+/// The literal text a command writes to its standard output, when it is
+/// `echo`, `printf` (no `%`) or `cat` of a here-document or here-string.
+fn piped_text(c: &Command) -> Option<String> {
+    if c.words.iter().any(Word::is_dynamic) {
+        return None;
+    }
+    let base = program_base(c)?;
+    let args = &c.words[1..];
+    match base {
+        "echo" => {
+            let mut i = 0;
+            let mut newline = true;
+            while let Some(w) = args.get(i) {
+                match w.text.as_str() {
+                    "-n" => newline = false,
+                    "-E" => {}
+                    "-e" => return None,
+                    _ => break,
+                }
+                i += 1;
+            }
+            let mut s = args[i..]
+                .iter()
+                .map(|w| w.text.as_str())
+                .collect::<Vec<_>>()
+                .join(" ");
+            if s.contains('\\') {
+                return None;
+            }
+            if newline {
+                s.push('\n');
+            }
+            Some(s)
+        }
+        "printf" => {
+            if args.len() != 1 {
+                return None;
+            }
+            let f = &args[0].text;
+            if f.contains('%') || f.starts_with('-') {
+                return None;
+            }
+            let mut out = Vec::new();
+            decode_escapes(f.as_bytes(), &mut out, false)?;
+            String::from_utf8(out).ok()
+        }
+        "cat" => {
+            if !(args.is_empty() || (args.len() == 1 && args[0].text == "-")) {
+                return None;
+            }
+            let r = c.redirections.iter().rev().find(|r| {
+                matches!(
+                    r.op,
+                    RedirectionOp::HereDoc
+                        | RedirectionOp::HereDocStrip
+                        | RedirectionOp::HereString
+                        | RedirectionOp::Read
+                ) && r.fd.is_none_or(|f| f == 0)
+            })?;
+            match r.op {
+                RedirectionOp::HereString => {
+                    let mut s = r.target.text.clone();
+                    s.push('\n');
+                    Some(s)
+                }
+                RedirectionOp::Read => None,
+                _ => r
+                    .body
+                    .as_ref()
+                    .filter(|b| !b.is_dynamic())
+                    .map(|b| b.text.clone()),
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Decodes `$'…'`-style escapes (`ansi` also takes `\'`, `\"`, `\?`, `\cX`,
+/// `\u`, `\U`); `None` for an escape it does not know in printf mode.
+fn decode_escapes(s: &[u8], out: &mut Vec<u8>, ansi: bool) -> Option<()> {
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        if b != b'\\' || i + 1 >= s.len() {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let e = s[i + 1];
+        i += 2;
+        match e {
+            b'a' => out.push(7),
+            b'b' => out.push(8),
+            b'e' | b'E' => out.push(27),
+            b'f' => out.push(12),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'v' => out.push(11),
+            b'\\' => out.push(b'\\'),
+            b'\'' | b'"' | b'?' if ansi => out.push(e),
+            b'"' => out.push(b'"'),
+            b'0'..=b'7' => {
+                // Up to three octal digits (printf: `\0` then up to three).
+                let mut v: u32 = (e - b'0') as u32;
+                let mut n = 1;
+                let max = if !ansi && e == b'0' { 4 } else { 3 };
+                while n < max && i < s.len() && (b'0'..=b'7').contains(&s[i]) {
+                    v = v * 8 + (s[i] - b'0') as u32;
+                    i += 1;
+                    n += 1;
+                }
+                out.push((v & 0xff) as u8);
+            }
+            b'x' => {
+                let mut v: u32 = 0;
+                let mut n = 0;
+                while n < 2 && i < s.len() && s[i].is_ascii_hexdigit() {
+                    v = v * 16 + (s[i] as char).to_digit(16).unwrap_or(0);
+                    i += 1;
+                    n += 1;
+                }
+                if n == 0 {
+                    out.extend_from_slice(b"\\x");
+                } else {
+                    out.push(v as u8);
+                }
+            }
+            b'u' | b'U' => {
+                let max = if e == b'u' { 4 } else { 8 };
+                let mut v: u32 = 0;
+                let mut n = 0;
+                while n < max && i < s.len() && s[i].is_ascii_hexdigit() {
+                    v = v * 16 + (s[i] as char).to_digit(16).unwrap_or(0);
+                    i += 1;
+                    n += 1;
+                }
+                if n == 0 {
+                    out.push(b'\\');
+                    out.push(e);
+                } else {
+                    let c = char::from_u32(v)?;
+                    let mut buf = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                }
+            }
+            b'c' if ansi && i < s.len() => {
+                out.push(s[i] & 0x1f);
+                i += 1;
+            }
+            _ => {
+                if !ansi {
+                    return None;
+                }
+                out.push(b'\\');
+                out.push(e);
+            }
+        }
+    }
+    Some(())
+}
+
+/// What lexing a word found.
+#[derive(Default)]
+struct Lexed {
+    start: usize,
+    end: usize,
+    dynamic: bool,
+    glob: bool,
+    brace: bool,
+    changed: bool,
+    /// Set when a `[` was seen: a later `]` makes the word a glob.
+    bracket: bool,
+}
+
+struct Parser<'s, 'st> {
+    src: &'s [u8],
+    end: usize,
+    pos: usize,
+    script: usize,
+    depth: u8,
+    origin: Origin,
+    cond: bool,
+    st: &'st mut State,
+}
+
+impl<'s> Parser<'s, '_> {
+    fn peek(&self) -> Option<u8> {
+        if self.pos < self.end {
+            self.src.get(self.pos).copied()
+        } else {
+            None
+        }
+    }
+
+    fn peek_at(&self, k: usize) -> Option<u8> {
+        let i = self.pos + k;
+        if i < self.end {
+            self.src.get(i).copied()
+        } else {
+            None
+        }
+    }
+
+    fn starts(&self, s: &[u8]) -> bool {
+        self.pos + s.len() <= self.end
+            && self
+                .src
+                .get(self.pos..self.pos + s.len())
+                .is_some_and(|x| x == s)
+    }
+
+    /// A span clamped to the script (an operator at the very end).
+    fn clamp(&self, span: Range<usize>) -> Range<usize> {
+        let end = span.end.min(self.src.len());
+        span.start.min(end)..end
+    }
+
+    fn stop(&mut self, reason: Reason, span: Range<usize>) {
+        let (script, span) = (self.script, self.clamp(span));
+        self.st.stop(reason, script, span);
+    }
+
+    fn fail(&mut self, reason: Reason, span: Range<usize>) {
+        let (script, span) = (self.script, self.clamp(span));
+        self.st.fail(reason, script, span);
+    }
+
+    /// Blanks, line continuations and a comment (not the newline).
+    fn skip_blanks(&mut self) {
+        while let Some(b) = self.peek() {
+            match b {
+                b' ' | b'\t' => self.pos += 1,
+                b'\\' if self.peek_at(1) == Some(b'\n') => self.pos += 2,
+                b'#' => {
+                    while let Some(b) = self.peek() {
+                        if b == b'\n' {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                }
+                _ => break,
+            }
+        }
+    }
+
+    /// Blanks, comments and newlines (reading here-document bodies).
+    fn skip_space(&mut self) {
+        loop {
+            self.skip_blanks();
+            if self.peek() == Some(b'\n') {
+                self.pos += 1;
+                self.heredoc_bodies();
+                if self.st.abort {
+                    return;
+                }
+            } else {
+                return;
+            }
+        }
+    }
+
+    /// The reserved word at the cursor, if one stands there as a word.
+    fn keyword(&self) -> Option<(Kw, usize)> {
+        let rest = self.src.get(self.pos..self.end)?;
+        for (text, kw) in KEYWORDS {
+            if rest.starts_with(text) {
+                let after = rest.get(text.len()).copied();
+                let delimited = match after {
+                    None => true,
+                    Some(b) => is_meta(b),
+                };
+                if delimited {
+                    return Some((*kw, text.len()));
+                }
+            }
+        }
+        None
+    }
+
+    /// The stop token at the cursor, if it is one of `stop`.
+    fn at_stop(&self, stop: u16) -> Option<u16> {
+        let Some(b) = self.peek() else {
+            return Some(S_EOF).filter(|s| stop & s != 0);
+        };
+        if b == b')' && stop & S_RPAREN != 0 {
+            return Some(S_RPAREN);
+        }
+        if b == b';' && stop & S_CASE_END != 0 && matches!(self.peek_at(1), Some(b';' | b'&')) {
+            return Some(S_CASE_END);
+        }
+        let (kw, _) = self.keyword()?;
+        let s = match kw {
+            Kw::RBrace => S_BRACE,
+            Kw::Then => S_THEN,
+            Kw::Else | Kw::Elif | Kw::Fi => S_ELSE,
+            Kw::Do => S_DO,
+            Kw::Done => S_DONE,
+            Kw::Esac => S_CASE_END,
+            _ => return None,
+        };
+        Some(s).filter(|s| stop & s != 0)
+    }
+
+    /// A list of and-or lists, up to a stop token (not consumed). Returns
+    /// the stop found, or `None` when reading stopped.
+    fn list(&mut self, stop: u16, first: Connector) -> Option<u16> {
+        self.list_counted(stop, first).map(|(s, _)| s)
+    }
+
+    fn list_counted(&mut self, stop: u16, first: Connector) -> Option<(u16, usize)> {
+        let mut conn = first;
+        let mut count = 0;
+        loop {
+            self.skip_space();
+            if self.st.abort {
+                return None;
+            }
+            if let Some(s) = self.at_stop(stop) {
+                return Some((s, count));
+            }
+            match self.peek() {
+                None => {
+                    let at = self.pos;
+                    self.stop(Reason::Unterminated, at..at);
+                    return None;
+                }
+                Some(b';' | b'&' | b'|') => {
+                    let at = self.pos;
+                    self.stop(Reason::EmptyCommand, at..at + 1);
+                    return None;
+                }
+                Some(b')') => {
+                    let at = self.pos;
+                    self.stop(Reason::Unexpected, at..at + 1);
+                    return None;
+                }
+                _ => {}
+            }
+            self.and_or(conn);
+            count += 1;
+            if self.st.abort {
+                return None;
+            }
+            self.skip_blanks();
+            match self.peek() {
+                Some(b';') if matches!(self.peek_at(1), Some(b';' | b'&')) => {
+                    if stop & S_CASE_END != 0 {
+                        return Some((S_CASE_END, count));
+                    }
+                    let at = self.pos;
+                    self.stop(Reason::EmptyCommand, at..at + 2);
+                    return None;
+                }
+                Some(b';') => {
+                    self.pos += 1;
+                    conn = Connector::Seq;
+                }
+                Some(b'&') => {
+                    self.pos += 1;
+                    conn = Connector::Background;
+                }
+                Some(b'\n') => conn = Connector::Seq,
+                _ => {
+                    if let Some(s) = self.at_stop(stop) {
+                        return Some((s, count));
+                    }
+                    let at = self.pos;
+                    let reason = if self.peek().is_none() {
+                        Reason::Unterminated
+                    } else {
+                        Reason::Unexpected
+                    };
+                    self.stop(reason, at..at + 1);
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// After an operator that needs a command on its right.
+    fn need_command(&mut self, op: Range<usize>) -> bool {
+        self.skip_space();
+        if self.st.abort {
+            return false;
+        }
+        let empty = match self.peek() {
+            None => true,
+            Some(b';' | b'&' | b'|' | b')') => true,
+            _ => self.at_stop(0xffff).is_some(),
+        };
+        if empty {
+            self.stop(Reason::EmptyCommand, op);
+            return false;
+        }
+        true
+    }
+
+    fn and_or(&mut self, conn: Connector) {
+        self.pipeline(conn);
+        let saved = self.cond;
+        loop {
+            if self.st.abort {
+                break;
+            }
+            self.skip_blanks();
+            let c = if self.starts(b"&&") {
+                Connector::And
+            } else if self.starts(b"||") {
+                Connector::Or
+            } else {
+                break;
+            };
+            let at = self.pos;
+            self.pos += 2;
+            if !self.need_command(at..at + 2) {
+                break;
+            }
+            if c == Connector::Or {
+                self.cond = true;
+            }
+            self.pipeline(c);
+        }
+        self.cond = saved;
+    }
+
+    fn pipeline(&mut self, conn: Connector) {
+        self.skip_blanks();
+        while let Some((Kw::Bang, n)) = self.keyword() {
+            self.pos += n;
+            self.skip_blanks();
+        }
+        let mut prev = self.command(conn);
+        loop {
+            if self.st.abort {
+                return;
+            }
+            self.skip_blanks();
+            let c = if self.starts(b"|&") {
+                Connector::PipeAll
+            } else if self.peek() == Some(b'|') && self.peek_at(1) != Some(b'|') {
+                Connector::Pipe
+            } else {
+                return;
+            };
+            let at = self.pos;
+            self.pos += if c == Connector::PipeAll { 2 } else { 1 };
+            if !self.need_command(at..self.pos) {
+                return;
+            }
+            let cur = self.command(c);
+            if let Some(i) = cur
+                && reads_stdin_script(&self.st.reading.commands[i])
+            {
+                self.st.feeds.push(PipeFeed {
+                    producer: prev,
+                    shell: i,
+                });
+            }
+            prev = cur;
+        }
+    }
+
+    /// Enters one nesting level; false (and reading stops) past the limit.
+    fn enter(&mut self, at: usize) -> bool {
+        if self.depth >= MAX_DEPTH {
+            self.stop(Reason::TooDeep, at..at + 1);
+            return false;
+        }
+        self.depth += 1;
+        true
+    }
+
+    /// One command; returns the index of the simple command it pushed.
+    fn command(&mut self, conn: Connector) -> Option<usize> {
+        self.skip_blanks();
+        let start_cmd = self.st.reading.commands.len();
+        let at = self.pos;
+        if self.peek() == Some(b'(') {
+            if self.peek_at(1) == Some(b'(') {
+                self.pos += 2;
+                self.arithmetic(at);
+            } else {
+                if !self.enter(at) {
+                    return None;
+                }
+                self.pos += 1;
+                let r = self.list_counted(S_RPAREN, conn);
+                self.depth -= 1;
+                match r {
+                    Some((_, 0)) => {
+                        self.stop(Reason::EmptyCommand, at..self.pos);
+                        return None;
+                    }
+                    Some(_) => self.pos += 1,
+                    None => return None,
+                }
+            }
+            self.compound_redirections(start_cmd);
+            return None;
+        }
+        let Some((kw, n)) = self.keyword() else {
+            return self.simple(conn);
+        };
+        match kw {
+            Kw::LBrace => {
+                if !self.enter(at) {
+                    return None;
+                }
+                self.pos += n;
+                let r = self.list_counted(S_BRACE, conn);
+                self.depth -= 1;
+                match r {
+                    Some((_, 0)) => {
+                        self.stop(Reason::EmptyCommand, at..self.pos);
+                        return None;
+                    }
+                    Some(_) => self.pos += 1,
+                    None => return None,
+                }
+            }
+            Kw::If => {
+                if !self.enter(at) {
+                    return None;
+                }
+                self.pos += n;
+                self.if_rest(conn);
+                self.depth -= 1;
+            }
+            Kw::While | Kw::Until => {
+                if !self.enter(at) {
+                    return None;
+                }
+                self.pos += n;
+                let saved = self.cond;
+                self.cond = true;
+                if self.body(S_DO, conn, at) {
+                    self.pos += 2;
+                    if self.body(S_DONE, Connector::None, at) {
+                        self.pos += 4;
+                    }
+                }
+                self.cond = saved;
+                self.depth -= 1;
+            }
+            Kw::For | Kw::Select => {
+                if !self.enter(at) {
+                    return None;
+                }
+                self.pos += n;
+                self.for_rest(at);
+                self.depth -= 1;
+            }
+            Kw::Case => {
+                if !self.enter(at) {
+                    return None;
+                }
+                self.pos += n;
+                self.case_rest(at);
+                self.depth -= 1;
+            }
+            Kw::Function => {
+                self.pos += n;
+                self.skip_blanks();
+                let name = self.pos;
+                while self.peek().is_some_and(|b| !is_meta(b)) {
+                    self.pos += 1;
+                }
+                if self.pos == name {
+                    self.stop(Reason::Unexpected, at..self.pos);
+                    return None;
+                }
+                self.skip_blanks();
+                if self.starts(b"()") {
+                    self.pos += 2;
+                } else if self.peek() == Some(b'(') {
+                    self.skip_paren_pair(at);
+                }
+                self.function_body(at);
+            }
+            Kw::DBracket => {
+                self.pos += n;
+                self.double_bracket(at);
+            }
+            Kw::Coproc => {
+                self.stop(Reason::Unsupported, at..at + n);
+                return None;
+            }
+            Kw::Bang => {
+                // `a | ! b`: skip every `!` without recursing.
+                while let Some((Kw::Bang, n)) = self.keyword() {
+                    self.pos += n;
+                    self.skip_blanks();
+                }
+                // The next word is no `!`, so this recursion is one level.
+                return self.command(conn);
+            }
+            Kw::In => return self.simple(conn),
+            _ => {
+                self.stop(Reason::Unexpected, at..at + n);
+                return None;
+            }
+        }
+        if !self.st.abort {
+            self.compound_redirections(start_cmd);
+        }
+        None
+    }
+
+    /// `( )` after `function name`, spaces allowed inside.
+    fn skip_paren_pair(&mut self, at: usize) {
+        self.pos += 1;
+        self.skip_blanks();
+        if self.peek() == Some(b')') {
+            self.pos += 1;
+        } else {
+            let here = self.pos;
+            self.stop(Reason::Unexpected, at..here);
+        }
+    }
+
+    fn function_body(&mut self, at: usize) {
+        if self.st.abort {
+            return;
+        }
+        self.skip_space();
+        let saved = self.cond;
+        self.cond = true;
+        let body_at = self.pos;
+        let compound = self.peek() == Some(b'(')
+            || matches!(
+                self.keyword(),
+                Some((
+                    Kw::LBrace
+                        | Kw::If
+                        | Kw::While
+                        | Kw::Until
+                        | Kw::For
+                        | Kw::Case
+                        | Kw::Select
+                        | Kw::DBracket,
+                    _
+                ))
+            );
+        if !compound {
+            self.stop(Reason::Unexpected, at..body_at);
+        } else if self.enter(at) {
+            self.command(Connector::None);
+            self.depth -= 1;
+        }
+        self.cond = saved;
+    }
+
+    /// A list up to `stop`, which must hold a command; then the stop
+    /// keyword is at the cursor. False when reading stopped.
+    fn body(&mut self, stop: u16, conn: Connector, at: usize) -> bool {
+        match self.list_counted(stop, conn) {
+            Some((s, n)) if n > 0 && s == stop => true,
+            Some((S_EOF, _)) => {
+                let here = self.pos;
+                self.stop(Reason::Unterminated, at..here);
+                false
+            }
+            Some(_) => {
+                let here = self.pos;
+                self.stop(Reason::EmptyCommand, at..here);
+                false
+            }
+            None => false,
+        }
+    }
+
+    fn if_rest(&mut self, conn: Connector) {
+        let at = self.pos;
+        if !self.body(S_THEN, conn, at) {
+            return;
+        }
+        let saved = self.cond;
+        self.cond = true;
+        loop {
+            // At `then`.
+            self.pos += 4;
+            match self.list_counted(S_ELSE | S_EOF, Connector::None) {
+                Some((S_ELSE, n)) if n > 0 => {}
+                Some((S_EOF, _)) => {
+                    let here = self.pos;
+                    self.stop(Reason::Unterminated, at..here);
+                    break;
+                }
+                Some(_) => {
+                    let here = self.pos;
+                    self.stop(Reason::EmptyCommand, at..here);
+                    break;
+                }
+                None => break,
+            }
+            match self.keyword() {
+                Some((Kw::Fi, n)) => {
+                    self.pos += n;
+                    break;
+                }
+                Some((Kw::Elif, n)) => {
+                    self.pos += n;
+                    if !self.body(S_THEN, Connector::None, at) {
+                        break;
+                    }
+                }
+                Some((Kw::Else, n)) => {
+                    self.pos += n;
+                    if self.body(S_ELSE, Connector::None, at) {
+                        if let Some((Kw::Fi, n)) = self.keyword() {
+                            self.pos += n;
+                        } else {
+                            let here = self.pos;
+                            self.stop(Reason::Unexpected, here..here);
+                        }
+                    }
+                    break;
+                }
+                _ => break,
+            }
+        }
+        self.cond = saved;
+    }
+
+    fn for_rest(&mut self, at: usize) {
+        self.skip_blanks();
+        if self.starts(b"((") {
+            self.pos += 2;
+            if !self.arithmetic(at) {
+                return;
+            }
+        } else {
+            let name = self.pos;
+            while self.peek().is_some_and(is_name) {
+                self.pos += 1;
+            }
+            if self.pos == name {
+                let here = self.pos;
+                self.stop(Reason::Unexpected, at..here);
+                return;
+            }
+            self.skip_space();
+            if let Some((Kw::In, n)) = self.keyword() {
+                self.pos += n;
+                // The words of the list: their substitutions run first.
+                loop {
+                    self.skip_blanks();
+                    match self.peek() {
+                        None | Some(b';' | b'\n') => break,
+                        Some(b) if is_meta(b) => {
+                            let here = self.pos;
+                            self.stop(Reason::Unexpected, here..here + 1);
+                            return;
+                        }
+                        _ => {
+                            if self.lex_word().is_none() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        self.skip_blanks();
+        if self.peek() == Some(b';') {
+            self.pos += 1;
+        }
+        self.skip_space();
+        if self.st.abort {
+            return;
+        }
+        let saved = self.cond;
+        self.cond = true;
+        match self.keyword() {
+            Some((Kw::Do, n)) => {
+                self.pos += n;
+                if self.body(S_DONE, Connector::None, at) {
+                    self.pos += 4;
+                }
+            }
+            Some((Kw::LBrace, _)) => {
+                self.command(Connector::None);
+            }
+            _ => {
+                let here = self.pos;
+                let reason = if self.peek().is_none() {
+                    Reason::Unterminated
+                } else {
+                    Reason::Unexpected
+                };
+                self.stop(reason, at..here);
+            }
+        }
+        self.cond = saved;
+    }
+
+    fn case_rest(&mut self, at: usize) {
+        self.skip_blanks();
+        if self.lex_word().is_none() {
+            return;
+        }
+        self.skip_space();
+        match self.keyword() {
+            Some((Kw::In, n)) => self.pos += n,
+            _ => {
+                let here = self.pos;
+                let reason = if self.peek().is_none() {
+                    Reason::Unterminated
+                } else {
+                    Reason::Unexpected
+                };
+                self.stop(reason, at..here);
+                return;
+            }
+        }
+        let saved = self.cond;
+        self.cond = true;
+        loop {
+            self.skip_space();
+            if self.st.abort {
+                break;
+            }
+            if let Some((Kw::Esac, n)) = self.keyword() {
+                self.pos += n;
+                break;
+            }
+            if self.peek().is_none() {
+                let here = self.pos;
+                self.stop(Reason::Unterminated, at..here);
+                break;
+            }
+            if self.peek() == Some(b'(') {
+                self.pos += 1;
+            }
+            // Patterns: words separated by `|`, up to `)`.
+            loop {
+                self.skip_blanks();
+                match self.peek() {
+                    Some(b')') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    Some(b'|') => self.pos += 1,
+                    Some(b) if !is_meta(b) => {
+                        if self.lex_word().is_none() {
+                            self.cond = saved;
+                            return;
+                        }
+                    }
+                    _ => {
+                        let here = self.pos;
+                        let reason = if self.peek().is_none() {
+                            Reason::Unterminated
+                        } else {
+                            Reason::Unexpected
+                        };
+                        self.stop(reason, at..here);
+                        self.cond = saved;
+                        return;
+                    }
+                }
+            }
+            match self.list_counted(S_CASE_END, Connector::None) {
+                Some(_) => {}
+                None => break,
+            }
+            if self.starts(b";;&") {
+                self.pos += 3;
+            } else if self.starts(b";;") || self.starts(b";&") {
+                self.pos += 2;
+            }
+        }
+        self.cond = saved;
+    }
+
+    /// `[[ … ]]`: runs nothing itself; its substitutions are read.
+    fn double_bracket(&mut self, at: usize) {
+        loop {
+            self.skip_blanks();
+            if self.st.abort {
+                return;
+            }
+            if self.starts(b"]]") && self.peek_at(2).is_none_or(is_meta) {
+                self.pos += 2;
+                return;
+            }
+            match self.peek() {
+                None => {
+                    let here = self.pos;
+                    self.stop(Reason::Unterminated, at..here);
+                    return;
+                }
+                Some(b'\n') => {
+                    self.pos += 1;
+                    self.heredoc_bodies();
+                }
+                Some(b) if is_meta(b) => self.pos += 1,
+                _ => {
+                    if self.lex_word().is_none() {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Redirections after a compound command: their substitutions run
+    /// before it, and they apply to every command inside.
+    fn compound_redirections(&mut self, start_cmd: usize) {
+        let inner_end = self.st.reading.commands.len();
+        let mut redirs = Vec::new();
+        let heredocs_before = self.st.heredocs.len();
+        loop {
+            self.skip_blanks();
+            if self.st.abort || !self.at_redirection() {
+                break;
+            }
+            match self.redirection() {
+                Some(r) => redirs.push(r),
+                None => return,
+            }
+        }
+        if !self.at_command_end() && !self.st.abort {
+            let here = self.pos;
+            self.stop(Reason::Unexpected, here..here + 1);
+            return;
+        }
+        let n = self.st.reading.commands.len() - inner_end;
+        self.st.rotate_into(start_cmd, n);
+        for h in &mut self.st.heredocs[heredocs_before..] {
+            h.owner = None;
+            h.insert_at = start_cmd;
+        }
+        if !redirs.is_empty() {
+            for c in &mut self.st.reading.commands[start_cmd + n..] {
+                c.redirections.extend(redirs.iter().cloned());
+            }
+        }
+    }
+
+    fn at_command_end(&self) -> bool {
+        match self.peek() {
+            None => true,
+            Some(b) => matches!(b, b';' | b'&' | b'|' | b')' | b'\n'),
+        }
+    }
+
+    /// Is a redirection operator (with an optional descriptor) at the cursor?
+    fn at_redirection(&self) -> bool {
+        let mut i = 0;
+        while self.peek_at(i).is_some_and(|b| b.is_ascii_digit()) {
+            i += 1;
+        }
+        match self.peek_at(i) {
+            Some(b'<' | b'>') => self.peek_at(i + 1) != Some(b'(') || i > 0,
+            Some(b'&') if i == 0 => self.peek_at(1) == Some(b'>'),
+            _ => false,
+        }
+    }
+
+    fn redirection(&mut self) -> Option<Redirection> {
+        let start = self.pos;
+        let mut fd: Option<u32> = None;
+        while let Some(b) = self.peek().filter(u8::is_ascii_digit) {
+            fd = Some(
+                fd.unwrap_or(0)
+                    .saturating_mul(10)
+                    .saturating_add((b - b'0') as u32),
+            );
+            self.pos += 1;
+        }
+        let ops: &[(&[u8], RedirectionOp)] = &[
+            (b"<<<", RedirectionOp::HereString),
+            (b"<<-", RedirectionOp::HereDocStrip),
+            (b"<<", RedirectionOp::HereDoc),
+            (b"<&", RedirectionOp::DupIn),
+            (b"<>", RedirectionOp::ReadWrite),
+            (b"<", RedirectionOp::Read),
+            (b">>", RedirectionOp::Append),
+            (b">|", RedirectionOp::Clobber),
+            (b">&", RedirectionOp::DupOut),
+            (b">", RedirectionOp::Write),
+            (b"&>>", RedirectionOp::AppendAll),
+            (b"&>", RedirectionOp::WriteAll),
+        ];
+        let (text, op) = *ops.iter().find(|(t, _)| self.starts(t))?;
+        self.pos += text.len();
+        self.skip_blanks();
+        let procsub = matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(');
+        if !procsub && self.peek().is_none_or(is_meta) {
+            let here = self.pos;
+            self.stop(Reason::MissingTarget, start..here);
+            return None;
+        }
+        let lx = self.lex_word()?;
+        let target = self.make_word(&lx);
+        if matches!(op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip) {
+            let quoted = lx.changed;
+            let delim = if target.kind == WordKind::Dynamic {
+                self.src.get(lx.start..lx.end).unwrap_or(&[]).to_vec()
+            } else {
+                target.text.as_bytes().to_vec()
+            };
+            let (script, depth) = (self.script, self.depth);
+            self.st.heredocs.push(PendingHereDoc {
+                owner: None,
+                insert_at: 0,
+                redir: usize::MAX,
+                delim,
+                strip_tabs: op == RedirectionOp::HereDocStrip,
+                quoted,
+                script,
+                depth,
+            });
+        }
+        Some(Redirection {
+            span: start..self.pos,
+            fd,
+            op,
+            target,
+            body: None,
+        })
+    }
+
+    /// Reads the bodies of the pending here-documents of this script; the
+    /// cursor is just after a newline.
+    fn heredoc_bodies(&mut self) {
+        if !self.st.heredocs.iter().any(|h| h.script == self.script) {
+            return;
+        }
+        if !self.st.active.is_empty() {
+            // A here-document started inside another one's body.
+            let at = self.pos;
+            self.stop(Reason::Unsupported, at..at);
+            return;
+        }
+        let script = self.script;
+        let all = std::mem::take(&mut self.st.heredocs);
+        let (mut mine, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(|h| h.script == script);
+        self.st.heredocs = rest;
+        mine.reverse();
+        self.st.active = mine;
+        while let Some(h) = self.st.active.pop() {
+            if self.st.abort {
+                break;
+            }
+            self.heredoc_body(h);
+        }
+        self.st.active.clear();
+    }
+
+    fn heredoc_body(&mut self, h: PendingHereDoc) {
+        let body_start = self.pos;
+        let mut body_end = None;
+        let mut stripped = false;
+        while self.pos < self.end {
+            let line_start = self.pos;
+            let line_end = self.src[line_start..self.end]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(self.end, |k| line_start + k);
+            let mut line = &self.src[line_start..line_end];
+            if h.strip_tabs {
+                let t = line.iter().take_while(|&&b| b == b'\t').count();
+                stripped |= t > 0;
+                line = &line[t..];
+            }
+            self.pos = (line_end + 1).min(self.end);
+            if line == h.delim.as_slice() {
+                body_end = Some(line_start);
+                break;
+            }
+        }
+        let Some(body_end) = body_end else {
+            self.stop(Reason::Unterminated, body_start..self.end);
+            return;
+        };
+        let span = body_start..body_end;
+        let raw = &self.src[span.clone()];
+        let text_bytes: Vec<u8> = if h.strip_tabs && stripped {
+            let mut v = Vec::with_capacity(raw.len());
+            for line in raw.split_inclusive(|&b| b == b'\n') {
+                let t = line.iter().take_while(|&&b| b == b'\t').count();
+                v.extend_from_slice(&line[t..]);
+            }
+            v
+        } else {
+            raw.to_vec()
+        };
+        let mut dynamic = false;
+        let mut changed = h.strip_tabs && stripped;
+        let mut decoded = text_bytes.clone();
+        if !h.quoted && text_bytes.iter().any(|b| matches!(b, b'$' | b'`' | b'\\')) {
+            // Expanded like double quotes (without `"`): read its
+            // substitutions in place; they run before the owner.
+            let n_before = self.st.reading.commands.len();
+            let (saved_pos, saved_end, saved_depth) = (self.pos, self.end, self.depth);
+            self.pos = body_start;
+            self.end = body_end;
+            self.depth = h.depth;
+            let mut out = Vec::new();
+            let mut lx = Lexed {
+                start: body_start,
+                ..Default::default()
+            };
+            self.double_quoted(&mut out, &mut lx, false);
+            self.pos = saved_pos;
+            self.end = saved_end;
+            self.depth = saved_depth;
+            if self.st.abort {
+                return;
+            }
+            dynamic = lx.dynamic;
+            changed |= lx.changed;
+            if !dynamic {
+                decoded = out;
+                if h.strip_tabs && stripped {
+                    let mut v = Vec::with_capacity(decoded.len());
+                    for line in decoded.split_inclusive(|&b| b == b'\n') {
+                        let t = line.iter().take_while(|&&b| b == b'\t').count();
+                        v.extend_from_slice(&line[t..]);
+                    }
+                    decoded = v;
+                }
+            }
+            let n = self.st.reading.commands.len() - n_before;
+            self.st.rotate_into(h.insert_at, n);
+        }
+        let text = if dynamic {
+            String::from_utf8_lossy(raw).into_owned()
+        } else {
+            match String::from_utf8(decoded) {
+                Ok(s) => s,
+                Err(_) => {
+                    dynamic = true;
+                    String::from_utf8_lossy(raw).into_owned()
+                }
+            }
+        };
+        let kind = if dynamic {
+            WordKind::Dynamic
+        } else if changed {
+            WordKind::Decoded
+        } else {
+            WordKind::Literal
+        };
+        if let Some(owner) = h.owner
+            && let Some(r) = self
+                .st
+                .reading
+                .commands
+                .get_mut(owner)
+                .and_then(|c| c.redirections.get_mut(h.redir))
+        {
+            r.body = Some(Word { span, text, kind });
+        }
+    }
+
+    /// A simple command (or a function definition `name() …`).
+    fn simple(&mut self, conn: Connector) -> Option<usize> {
+        let start = self.pos;
+        let mut end = start;
+        let mut words: Vec<Word> = Vec::new();
+        let mut lexed: Vec<Lexed> = Vec::new();
+        let mut assignments = Vec::new();
+        let mut redirections = Vec::new();
+        let heredocs_before = self.st.heredocs.len();
+        loop {
+            self.skip_blanks();
+            if self.st.abort {
+                return None;
+            }
+            let Some(b) = self.peek() else { break };
+            if self.at_redirection() {
+                let r = self.redirection()?;
+                end = self.pos;
+                let idx = redirections.len();
+                if matches!(r.op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip)
+                    && let Some(h) = self.st.heredocs.last_mut()
+                {
+                    h.redir = idx;
+                }
+                redirections.push(r);
+                continue;
+            }
+            if matches!(b, b';' | b'&' | b'|' | b')' | b'\n') {
+                break;
+            }
+            if b == b'(' {
+                // `name() body`
+                if words.len() == 1 && assignments.is_empty() && redirections.is_empty() {
+                    let at = self.pos;
+                    self.skip_paren_pair(at);
+                    self.function_body(start);
+                    return None;
+                }
+                let at = self.pos;
+                self.stop(Reason::Unexpected, at..at + 1);
+                return None;
+            }
+            let lx = self.lex_word()?;
+            end = self.pos;
+            if words.is_empty()
+                && let Some(a) = self.assignment(&lx)
+            {
+                assignments.push(a);
+                continue;
+            }
+            let w = self.make_word(&lx);
+            words.push(w);
+            lexed.push(lx);
+        }
+        if words.is_empty() && assignments.is_empty() && redirections.is_empty() {
+            let at = self.pos;
+            self.stop(Reason::EmptyCommand, at..at);
+            return None;
+        }
+        // Brace expansion.
+        if lexed.iter().any(|l| l.brace && !l.dynamic) {
+            words = self.expand_braces(words, &lexed);
+        }
+        if let Some(w) = words.first()
+            && w.is_dynamic()
+        {
+            let span = w.span.clone();
+            self.fail(Reason::DynamicProgram, span);
+        }
+        let idx = self.st.reading.commands.len();
+        let cmd = Command {
+            script: self.script,
+            span: start..end,
+            words,
+            assignments,
+            redirections,
+            connector: conn,
+            origin: self.origin,
+            depth: self.depth,
+            conditional: self.cond,
+        };
+        let shell_c = if is_shell(&cmd) {
+            let (has_c, operand) = shell_mode(&cmd.words);
+            if has_c {
+                Some(operand.and_then(|i| cmd.words.get(i).cloned()))
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        self.st.reading.commands.push(cmd);
+        for h in &mut self.st.heredocs[heredocs_before..] {
+            if h.owner.is_none() && h.script == self.script {
+                h.owner = Some(idx);
+                h.insert_at = idx;
+            }
+        }
+        if let Some(script) = shell_c {
+            match script {
+                Some(w) if !w.is_dynamic() => {
+                    let (d, c, s) = (self.depth, self.cond, self.script);
+                    nested_script(self.st, w.text, ScriptKind::ShellArgument, s, w.span, d, c);
+                }
+                Some(w) => self.fail(Reason::DynamicScript, w.span),
+                None => self.fail(Reason::DynamicScript, start..end),
+            }
+        }
+        Some(idx)
+    }
+
+    fn expand_braces(&mut self, words: Vec<Word>, lexed: &[Lexed]) -> Vec<Word> {
+        let mut out = Vec::with_capacity(words.len());
+        let mut total = 0usize;
+        for (w, l) in words.into_iter().zip(lexed) {
+            if !l.brace || l.dynamic {
+                out.push(w);
+                continue;
+            }
+            let src = self.src.get(l.start..l.end).unwrap_or(&[]);
+            if !brace::has_group(src) {
+                out.push(w);
+                continue;
+            }
+            let cap = MAX_BRACE_WORDS.min(MAX_COMMAND_BRACE_WORDS.saturating_sub(total));
+            match brace::expand(src, cap) {
+                Some(items) => {
+                    total += items.len();
+                    for item in items {
+                        let (text, glob) = decode_plain(&item);
+                        match text {
+                            Some(text) => {
+                                let kind = if glob {
+                                    WordKind::Glob
+                                } else {
+                                    WordKind::Decoded
+                                };
+                                let text = if glob {
+                                    String::from_utf8_lossy(&item).into_owned()
+                                } else {
+                                    text
+                                };
+                                out.push(Word {
+                                    span: w.span.clone(),
+                                    text,
+                                    kind,
+                                });
+                            }
+                            None => out.push(Word {
+                                span: w.span.clone(),
+                                text: String::from_utf8_lossy(&item).into_owned(),
+                                kind: WordKind::Dynamic,
+                            }),
+                        }
+                    }
+                }
+                None => {
+                    self.fail(Reason::TooManyWords, w.span.clone());
+                    out.push(Word {
+                        span: w.span.clone(),
+                        text: String::from_utf8_lossy(src).into_owned(),
+                        kind: WordKind::Dynamic,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn assignment(&mut self, lx: &Lexed) -> Option<Assignment> {
+        let src = self.src.get(lx.start..lx.end)?;
+        if !src.first().copied().is_some_and(is_name_start) {
+            return None;
+        }
+        let n = src.iter().take_while(|&&b| is_name(b)).count();
+        let (append, eq) = match src.get(n..n + 2) {
+            Some([b'+', b'=']) => (true, n + 2),
+            _ if src.get(n) == Some(&b'=') => (false, n + 1),
+            _ => return None,
+        };
+        let name = String::from_utf8_lossy(&src[..n]).into_owned();
+        let vstart = lx.start + eq;
+        let value = if vstart == lx.end && self.peek() == Some(b'(') {
+            // An array `NAME=(…)`: its words are read, the value is dynamic.
+            self.pos += 1;
+            loop {
+                self.skip_space();
+                if self.st.abort {
+                    return None;
+                }
+                match self.peek() {
+                    Some(b')') => {
+                        self.pos += 1;
+                        break;
+                    }
+                    None => {
+                        let here = self.pos;
+                        self.stop(Reason::Unterminated, lx.start..here);
+                        return None;
+                    }
+                    Some(b) if is_meta(b) => {
+                        let here = self.pos;
+                        self.stop(Reason::Unexpected, here..here + 1);
+                        return None;
+                    }
+                    _ => {
+                        self.lex_word()?;
+                    }
+                }
+            }
+            let span = vstart..self.pos;
+            Word {
+                text: String::from_utf8_lossy(&self.src[span.clone()]).into_owned(),
+                span,
+                kind: WordKind::Dynamic,
+            }
+        } else {
+            let vsrc = &self.src[vstart..lx.end];
+            // Decode the value on its own (a glob does not expand in an
+            // assignment; `~` after `=` or `:` does).
+            let tilde = vsrc.first() == Some(&b'~') || vsrc.windows(2).any(|w| w == b":~");
+            let dynamic = lx.dynamic || tilde;
+            let (text, kind) = if dynamic {
+                (
+                    String::from_utf8_lossy(vsrc).into_owned(),
+                    WordKind::Dynamic,
+                )
+            } else {
+                match decode_plain(vsrc).0 {
+                    Some(t) => {
+                        let kind = if t.as_bytes() == vsrc {
+                            WordKind::Literal
+                        } else {
+                            WordKind::Decoded
+                        };
+                        (t, kind)
+                    }
+                    None => (
+                        String::from_utf8_lossy(vsrc).into_owned(),
+                        WordKind::Dynamic,
+                    ),
+                }
+            };
+            Word {
+                span: vstart..lx.end,
+                text,
+                kind,
+            }
+        };
+        Some(Assignment {
+            span: lx.start..self.pos.max(lx.end),
+            name,
+            append,
+            value,
+        })
+    }
+
+    /// Builds the word for what `lex_word` found (its decoded bytes are in
+    /// `self.buf`… kept in `lx` via the source span).
+    fn make_word(&self, lx: &Lexed) -> Word {
+        let src = self.src.get(lx.start..lx.end).unwrap_or(&[]);
+        let source = || String::from_utf8_lossy(src).into_owned();
+        if lx.dynamic || assignment_tilde(src) {
+            return Word {
+                span: lx.start..lx.end,
+                text: source(),
+                kind: WordKind::Dynamic,
+            };
+        }
+        if lx.glob {
+            return Word {
+                span: lx.start..lx.end,
+                text: source(),
+                kind: WordKind::Glob,
+            };
+        }
+        if !lx.changed {
+            return Word {
+                span: lx.start..lx.end,
+                text: source(),
+                kind: WordKind::Literal,
+            };
+        }
+        match decode_plain(src).0 {
+            Some(text) => Word {
+                span: lx.start..lx.end,
+                text,
+                kind: WordKind::Decoded,
+            },
+            None => Word {
+                span: lx.start..lx.end,
+                text: source(),
+                kind: WordKind::Dynamic,
+            },
+        }
+    }
+
+    /// Lexes one word at the cursor, reading the substitutions in it.
+    /// `None` when reading stopped.
+    fn lex_word(&mut self) -> Option<Lexed> {
+        let mut lx = Lexed {
+            start: self.pos,
+            ..Default::default()
+        };
+        let mut scratch = Vec::new();
+        // A process substitution at the start of a word.
+        if matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(') {
+            let at = self.pos;
+            self.pos += 2;
+            self.substitution(at, Origin::ProcessSubstitution)?;
+            lx.dynamic = true;
+        }
+        if self.peek() == Some(b'~') && self.pos == lx.start {
+            lx.dynamic = true;
+        }
+        while let Some(b) = self.peek() {
+            match b {
+                b'\\' => {
+                    lx.changed = true;
+                    self.pos += if self.peek_at(1).is_some() { 2 } else { 1 };
+                }
+                b'\'' => {
+                    lx.changed = true;
+                    let at = self.pos;
+                    let rest = &self.src[self.pos + 1..self.end];
+                    match rest.iter().position(|&c| c == b'\'') {
+                        Some(k) => self.pos += k + 2,
+                        None => {
+                            self.stop(Reason::Unterminated, at..self.end);
+                            return None;
+                        }
+                    }
+                }
+                b'"' => {
+                    lx.changed = true;
+                    self.pos += 1;
+                    self.double_quoted(&mut scratch, &mut lx, true);
+                    scratch.clear();
+                    if self.st.abort {
+                        return None;
+                    }
+                }
+                b'$' => {
+                    if !self.dollar(&mut lx, false) {
+                        return None;
+                    }
+                }
+                b'`' => {
+                    self.backquote()?;
+                    lx.dynamic = true;
+                }
+                b'*' | b'?' => {
+                    lx.glob = true;
+                    self.pos += 1;
+                }
+                b'[' => {
+                    lx.bracket = true;
+                    self.pos += 1;
+                }
+                b']' => {
+                    if lx.bracket {
+                        lx.glob = true;
+                    }
+                    self.pos += 1;
+                }
+                b'{' => {
+                    lx.brace = true;
+                    self.pos += 1;
+                }
+                _ if is_meta(b) => break,
+                _ => self.pos += 1,
+            }
+        }
+        lx.end = self.pos;
+        Some(lx)
+    }
+
+    /// At a `$`: an ANSI-C or locale quote, or an expansion (reading its
+    /// substitutions). False when reading stopped.
+    fn dollar(&mut self, lx: &mut Lexed, in_dq: bool) -> bool {
+        let at = self.pos;
+        match self.peek_at(1) {
+            Some(b'\'') if !in_dq => {
+                lx.changed = true;
+                let mut i = self.pos + 2;
+                while i < self.end {
+                    match self.src[i] {
+                        b'\\' => i += 2,
+                        b'\'' => break,
+                        _ => i += 1,
+                    }
+                }
+                if i >= self.end {
+                    self.stop(Reason::Unterminated, at..self.end);
+                    return false;
+                }
+                self.pos = i + 1;
+            }
+            Some(b'"') if !in_dq => {
+                lx.changed = true;
+                self.pos += 2;
+                let mut scratch = Vec::new();
+                self.double_quoted(&mut scratch, lx, true);
+                if self.st.abort {
+                    return false;
+                }
+            }
+            Some(b'(') => {
+                lx.dynamic = true;
+                if self.peek_at(2) == Some(b'(') {
+                    self.pos += 3;
+                    return self.arithmetic(at);
+                }
+                self.pos += 2;
+                return self.substitution(at, Origin::Substitution).is_some();
+            }
+            Some(b'[') => {
+                lx.dynamic = true;
+                self.pos += 2;
+                return self.old_arithmetic(at);
+            }
+            Some(b'{') => {
+                lx.dynamic = true;
+                self.pos += 2;
+                return self.parameter(at);
+            }
+            Some(b) if is_name(b) => {
+                lx.dynamic = true;
+                self.pos += 1;
+                if b.is_ascii_digit() {
+                    self.pos += 1;
+                } else {
+                    while self.peek().is_some_and(is_name) {
+                        self.pos += 1;
+                    }
+                }
+            }
+            Some(b'@' | b'*' | b'#' | b'?' | b'$' | b'!' | b'-') => {
+                lx.dynamic = true;
+                self.pos += 2;
+            }
+            _ => self.pos += 1,
+        }
+        true
+    }
+
+    /// The inside of `"…"` (after the opening quote; `term` false for a
+    /// here-document body, which ends at `self.end`). Decoded bytes go to
+    /// `out`.
+    fn double_quoted(&mut self, out: &mut Vec<u8>, lx: &mut Lexed, term: bool) {
+        let at = self.pos;
+        while let Some(b) = self.peek() {
+            match b {
+                b'"' if term => {
+                    self.pos += 1;
+                    return;
+                }
+                b'\\' => match self.peek_at(1) {
+                    Some(b'\n') => {
+                        lx.changed = true;
+                        self.pos += 2;
+                    }
+                    Some(c @ (b'$' | b'`' | b'\\')) => {
+                        lx.changed = true;
+                        out.push(c);
+                        self.pos += 2;
+                    }
+                    Some(b'"') if term => {
+                        out.push(b'"');
+                        self.pos += 2;
+                    }
+                    _ => {
+                        out.push(b'\\');
+                        self.pos += 1;
+                    }
+                },
+                b'$' => {
+                    let before = self.pos;
+                    if !self.dollar(lx, true) {
+                        return;
+                    }
+                    if !lx.dynamic {
+                        out.extend_from_slice(&self.src[before..self.pos]);
+                    }
+                }
+                b'`' => {
+                    if self.backquote().is_none() {
+                        return;
+                    }
+                    lx.dynamic = true;
+                }
+                _ => {
+                    out.push(b);
+                    self.pos += 1;
+                }
+            }
+        }
+        if term {
+            self.stop(Reason::Unterminated, at.saturating_sub(1)..self.end);
+        }
+    }
+
+    /// `$(…)` or `<(…)` after its opening; reads the list inside.
+    fn substitution(&mut self, at: usize, origin: Origin) -> Option<()> {
+        if !self.enter(at) {
+            return None;
+        }
+        let (saved_origin, saved_cond) = (self.origin, self.cond);
+        self.origin = origin;
+        let r = self.list(S_RPAREN | S_EOF, Connector::None);
+        self.origin = saved_origin;
+        self.cond = saved_cond;
+        self.depth -= 1;
+        match r {
+            Some(S_RPAREN) => {
+                self.pos += 1;
+                Some(())
+            }
+            Some(_) => {
+                let here = self.pos;
+                self.stop(Reason::Unterminated, at..here);
+                None
+            }
+            None => None,
+        }
+    }
+
+    /// `` `…` ``: the text up to the closing backquote is read as a list —
+    /// in place when it holds no backslash, else decoded into a script.
+    fn backquote(&mut self) -> Option<()> {
+        let at = self.pos;
+        let mut i = self.pos + 1;
+        let mut escaped = false;
+        while i < self.end {
+            match self.src[i] {
+                b'\\' => {
+                    escaped = true;
+                    i += 2;
+                }
+                b'`' => break,
+                _ => i += 1,
+            }
+        }
+        if i >= self.end {
+            self.stop(Reason::Unterminated, at..self.end);
+            return None;
+        }
+        let close = i;
+        if !self.enter(at) {
+            return None;
+        }
+        if escaped {
+            let inner = &self.src[at + 1..close];
+            let mut text = Vec::with_capacity(inner.len());
+            let mut k = 0;
+            while k < inner.len() {
+                if inner[k] == b'\\' && matches!(inner.get(k + 1), Some(b'\\' | b'`' | b'$')) {
+                    text.push(inner[k + 1]);
+                    k += 2;
+                } else {
+                    text.push(inner[k]);
+                    k += 1;
+                }
+            }
+            let text = String::from_utf8_lossy(&text).into_owned();
+            let (parent, depth, cond) = (self.script, self.depth - 1, self.cond);
+            let idx = self.st.reading.scripts.len();
+            self.st.reading.scripts.push(Script {
+                text: text.clone(),
+                kind: ScriptKind::Backquote,
+                parent: Some(parent),
+                span: at..close + 1,
+            });
+            read_script(
+                self.st,
+                text.as_bytes(),
+                idx,
+                depth + 1,
+                Origin::Substitution,
+                cond,
+            );
+        } else {
+            let (saved_end, saved_origin, saved_cond) = (self.end, self.origin, self.cond);
+            self.end = close;
+            self.origin = Origin::Substitution;
+            self.pos = at + 1;
+            let r = self.list(S_EOF, Connector::None);
+            self.end = saved_end;
+            self.origin = saved_origin;
+            self.cond = saved_cond;
+            if r.is_none() {
+                self.depth -= 1;
+                return None;
+            }
+        }
+        self.depth -= 1;
+        if self.st.abort {
+            return None;
+        }
+        self.pos = close + 1;
+        Some(())
+    }
+
+    /// `${…}` after its opening: skips to the matching `}`, reading the
+    /// substitutions in its operands.
+    fn parameter(&mut self, at: usize) -> bool {
+        if !self.enter(at) {
+            return false;
+        }
+        let ok = self.parameter_inner(at);
+        self.depth -= 1;
+        ok
+    }
+
+    fn parameter_inner(&mut self, at: usize) -> bool {
+        let mut depth = 0u32;
+        let mut lx = Lexed::default();
+        let mut scratch = Vec::new();
+        while let Some(b) = self.peek() {
+            match b {
+                b'}' if depth == 0 => {
+                    self.pos += 1;
+                    return true;
+                }
+                b'}' => {
+                    depth -= 1;
+                    self.pos += 1;
+                }
+                b'{' => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                b'\\' => self.pos += 2,
+                b'\'' => {
+                    let rest = &self.src[self.pos + 1..self.end];
+                    match rest.iter().position(|&c| c == b'\'') {
+                        Some(k) => self.pos += k + 2,
+                        None => break,
+                    }
+                }
+                b'"' => {
+                    self.pos += 1;
+                    self.double_quoted(&mut scratch, &mut lx, true);
+                    scratch.clear();
+                    if self.st.abort {
+                        return false;
+                    }
+                }
+                b'$' => {
+                    if !self.dollar(&mut lx, false) {
+                        return false;
+                    }
+                }
+                b'`' => {
+                    if self.backquote().is_none() {
+                        return false;
+                    }
+                }
+                _ => self.pos += 1,
+            }
+        }
+        if !self.st.abort {
+            self.stop(Reason::Unterminated, at..self.end);
+        }
+        false
+    }
+
+    /// `$((…))` / `((…))` after the opening `((`: up to the matching `))`,
+    /// reading substitutions. A `)` that closes at depth 0 without a second
+    /// `)` (the `$( (…) …)` reading) is not read: unsupported.
+    fn arithmetic(&mut self, at: usize) -> bool {
+        if !self.enter(at) {
+            return false;
+        }
+        let ok = self.arithmetic_inner(at);
+        self.depth -= 1;
+        ok
+    }
+
+    fn arithmetic_inner(&mut self, at: usize) -> bool {
+        let mut depth = 0u32;
+        let mut lx = Lexed::default();
+        let mut scratch = Vec::new();
+        while let Some(b) = self.peek() {
+            match b {
+                b'(' => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                b')' if depth > 0 => {
+                    depth -= 1;
+                    self.pos += 1;
+                }
+                b')' => {
+                    if self.peek_at(1) == Some(b')') {
+                        self.pos += 2;
+                        return true;
+                    }
+                    let here = self.pos;
+                    self.stop(Reason::Unsupported, at..here + 1);
+                    return false;
+                }
+                b'\\' => self.pos += 2,
+                b'\'' => self.pos += 1,
+                b'"' => {
+                    self.pos += 1;
+                    self.double_quoted(&mut scratch, &mut lx, true);
+                    scratch.clear();
+                    if self.st.abort {
+                        return false;
+                    }
+                }
+                b'$' => {
+                    if !self.dollar(&mut lx, false) {
+                        return false;
+                    }
+                }
+                b'`' => {
+                    if self.backquote().is_none() {
+                        return false;
+                    }
+                }
+                b'\n' => {
+                    self.pos += 1;
+                }
+                _ => self.pos += 1,
+            }
+        }
+        if !self.st.abort {
+            self.stop(Reason::Unterminated, at..self.end);
+        }
+        false
+    }
+
+    /// `$[…]`, the old arithmetic form.
+    fn old_arithmetic(&mut self, at: usize) -> bool {
+        if !self.enter(at) {
+            return false;
+        }
+        let ok = self.old_arithmetic_inner(at);
+        self.depth -= 1;
+        ok
+    }
+
+    fn old_arithmetic_inner(&mut self, at: usize) -> bool {
+        let mut depth = 0u32;
+        let mut lx = Lexed::default();
+        while let Some(b) = self.peek() {
+            match b {
+                b'[' => {
+                    depth += 1;
+                    self.pos += 1;
+                }
+                b']' if depth == 0 => {
+                    self.pos += 1;
+                    return true;
+                }
+                b']' => {
+                    depth -= 1;
+                    self.pos += 1;
+                }
+                b'$' => {
+                    if !self.dollar(&mut lx, false) {
+                        return false;
+                    }
+                }
+                b'`' => {
+                    if self.backquote().is_none() {
+                        return false;
+                    }
+                }
+                _ => self.pos += 1,
+            }
+        }
+        if !self.st.abort {
+            self.stop(Reason::Unterminated, at..self.end);
+        }
+        false
+    }
+}
+
+/// True for an argument shaped like an assignment whose value has an
+/// unquoted `~` after `=` or `:` (`make DESTDIR=~/x`): bash expands it.
+fn assignment_tilde(src: &[u8]) -> bool {
+    if !src.first().copied().is_some_and(is_name_start) {
+        return false;
+    }
+    let n = src.iter().take_while(|&&b| is_name(b)).count();
+    let value = match src.get(n..) {
+        Some([b'=', rest @ ..]) | Some([b'+', b'=', rest @ ..]) => rest,
+        _ => return false,
+    };
+    value.first() == Some(&b'~') || value.windows(2).any(|w| w == b":~")
+}
+
+/// Decodes the source of a word that holds no expansion: quote removal and
+/// escapes. Returns the text (`None` when it is not UTF-8) and whether an
+/// unquoted glob character is in it.
+fn decode_plain(src: &[u8]) -> (Option<String>, bool) {
+    let mut out = Vec::with_capacity(src.len());
+    let mut glob = false;
+    let mut bracket = false;
+    let mut i = 0;
+    while i < src.len() {
+        let b = src[i];
+        match b {
+            b'\\' => {
+                match src.get(i + 1) {
+                    Some(b'\n') => {}
+                    Some(&c) => out.push(c),
+                    None => out.push(b'\\'),
+                }
+                i += 2;
+            }
+            b'\'' => {
+                let rest = &src[i + 1..];
+                let k = rest.iter().position(|&c| c == b'\'').unwrap_or(rest.len());
+                out.extend_from_slice(&rest[..k]);
+                i += k + 2;
+            }
+            b'"' => {
+                i += 1;
+                while i < src.len() && src[i] != b'"' {
+                    if src[i] == b'\\' {
+                        match src.get(i + 1) {
+                            Some(b'\n') => {
+                                i += 2;
+                                continue;
+                            }
+                            Some(&c @ (b'$' | b'`' | b'"' | b'\\')) => {
+                                out.push(c);
+                                i += 2;
+                                continue;
+                            }
+                            _ => {}
+                        }
+                    }
+                    out.push(src[i]);
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'$' if src.get(i + 1) == Some(&b'\'') => {
+                let mut j = i + 2;
+                while j < src.len() && src[j] != b'\'' {
+                    j += if src[j] == b'\\' { 2 } else { 1 };
+                }
+                let inner = src.get(i + 2..j.min(src.len())).unwrap_or(&[]);
+                let _ = decode_escapes(inner, &mut out, true);
+                i = j + 1;
+            }
+            b'$' if src.get(i + 1) == Some(&b'"') => {
+                i += 1;
+            }
+            b'*' | b'?' => {
+                glob = true;
+                out.push(b);
+                i += 1;
+            }
+            b'[' => {
+                bracket = true;
+                out.push(b);
+                i += 1;
+            }
+            b']' => {
+                glob |= bracket;
+                out.push(b);
+                i += 1;
+            }
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    (String::from_utf8(out).ok(), glob)
+}

@@ -1,0 +1,118 @@
+//! Hostile and oversized inputs: bounded, fail closed, what was read is
+//! kept. (Their speed is measured by `benches/shell.rs`.)
+
+use toolgate::shell::{self, MAX_INPUT, Reading, Reason};
+
+fn reasons(r: &Reading) -> Vec<Reason> {
+    r.incomplete.iter().map(|i| i.reason).collect()
+}
+
+/// Reads on a thread with a small stack: recursion is bounded by the
+/// nesting limit, not by the input.
+fn read_small_stack(s: String) -> Reading {
+    std::thread::Builder::new()
+        .stack_size(512 * 1024)
+        .spawn(move || shell::read(&s))
+        .expect("thread starts")
+        .join()
+        .expect("no panic, no overflow")
+}
+
+#[test]
+fn unclosed_substitutions_stop_at_the_depth_limit() {
+    let s = "$(".repeat(32 * 1024);
+    let r = read_small_stack(s);
+    assert_eq!(reasons(&r), [Reason::TooDeep]);
+}
+
+#[test]
+fn closed_deep_substitutions_stop_at_the_depth_limit() {
+    let s = format!("{}ls{}", "$(echo ".repeat(5000), ")".repeat(5000));
+    let r = read_small_stack(s);
+    assert_eq!(reasons(&r), [Reason::TooDeep]);
+}
+
+#[test]
+fn deep_parentheses_backquotes_braces_and_quotes() {
+    for s in [
+        "( ".repeat(20_000),
+        "{ ".repeat(20_000),
+        "`".repeat(1000) + &"\\`".repeat(1000),
+        "\"$(\"".repeat(10_000),
+        "${".repeat(20_000),
+        "$((".repeat(20_000),
+        "<(".repeat(20_000),
+        "if ".repeat(20_000),
+    ] {
+        let r = read_small_stack(s.clone());
+        assert!(!r.is_complete(), "{:?}… read as complete", &s[..20]);
+    }
+}
+
+#[test]
+fn ten_thousand_ands_are_all_read() {
+    let s = vec!["t"; 10_001].join(" && ");
+    let r = read_small_stack(s);
+    assert!(r.is_complete());
+    assert_eq!(r.commands.len(), 10_001);
+}
+
+#[test]
+fn brace_bomb_is_capped() {
+    let s = format!("echo {}", "{a,b}".repeat(2000));
+    let r = read_small_stack(s);
+    assert_eq!(reasons(&r), [Reason::TooManyWords]);
+    assert_eq!(
+        r.commands[0].words.len(),
+        2,
+        "the bomb stays one dynamic word"
+    );
+    let nested = format!("echo {}x{}", "{a,".repeat(3000), "}".repeat(3000));
+    let r = read_small_stack(nested);
+    assert!(!r.is_complete());
+}
+
+#[test]
+fn brace_words_per_command_are_capped() {
+    let s = format!("echo {}", vec!["{1..200}"; 21].join(" "));
+    let r = shell::read(&s);
+    assert_eq!(reasons(&r), [Reason::TooManyWords]);
+    // 20 groups of 200 words fit under 4,096; the 21st does not.
+    assert_eq!(r.commands[0].words.len(), 1 + 20 * 200 + 1);
+    assert!(r.commands[0].words.last().is_some_and(|w| w.is_dynamic()));
+}
+
+#[test]
+fn over_64_kib_is_incomplete_and_read_up_to_the_limit() {
+    let s = format!("rm -rf /; {}", "ls; ".repeat(MAX_INPUT / 4));
+    let r = shell::read(&s);
+    assert!(reasons(&r).contains(&Reason::TooLong));
+    assert_eq!(r.commands[0].to_string(), "rm -rf /");
+    assert!(r.commands.len() > 10_000);
+    // Exactly at the limit is read in full.
+    let at = "x".repeat(MAX_INPUT);
+    assert!(shell::read(&at).is_complete());
+}
+
+#[test]
+fn a_limit_keeps_the_commands_read_before_it() {
+    let s = format!(
+        "git push --force; echo {}x{}; rm -rf /",
+        "$(".repeat(40),
+        ")".repeat(40)
+    );
+    let r = shell::read(&s);
+    assert_eq!(r.commands[0].to_string(), "git push --force");
+    assert_eq!(reasons(&r), [Reason::TooDeep]);
+}
+
+#[test]
+fn many_here_documents_are_linear() {
+    let s = format!(
+        "{}\n{}",
+        "cat <<E $(x) <<E ".repeat(2000),
+        "$(y)\nE\n".repeat(4000)
+    );
+    let r = read_small_stack(s);
+    assert!(r.commands.len() >= 2000);
+}
