@@ -1,0 +1,467 @@
+//! Compiled matchers as bytes, and back, with validation.
+//!
+//! # Format (version 1)
+//!
+//! ```text
+//! magic    8 bytes  "toolgate"
+//! kind     8 bytes  "matcher\0" (one KindMatcher) or "policy\0\0"
+//! version  u32 LE   1
+//! reserved u32 LE   0
+//! length   u64 LE   payload length
+//! checksum u64 LE   of the payload (see `checksum`)
+//! payload
+//! ```
+//!
+//! All integers are little-endian; each DFA is regex-automata's own
+//! little-endian serialization, 8-byte aligned within the payload. Loading
+//! checks the header and the checksum, then every DFA with regex-automata's
+//! validating (safe) `from_bytes`, then that every rule id is in range, so a
+//! stale, foreign, truncated or corrupt image is an [`ErrorKind::Image`]
+//! error, never a panic. An image built on a big-endian machine does not
+//! load on a little-endian one, and the other way round.
+
+use super::matcher::{Auto, KindMatcher, Slow};
+use super::{AnchorKey, Config, PathMatcher, Policy};
+use crate::error::{Error, ErrorKind};
+use crate::rule::Rule;
+use regex_automata::dfa::dense;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+const MAGIC: &[u8; 8] = b"toolgate";
+const KIND_MATCHER: &[u8; 8] = b"matcher\0";
+const KIND_POLICY: &[u8; 8] = b"policy\0\0";
+const VERSION: u32 = 1;
+const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
+
+fn image_error(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Image, msg)
+}
+
+/// A 64-bit checksum over four interleaved lanes (fast enough to check a
+/// 40 MB image in a few milliseconds). Written here because none of the
+/// crates the project may use offers a checksum.
+pub(crate) fn checksum(data: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h: [u64; 4] = [
+        K ^ data.len() as u64,
+        0x243F_6A88_85A3_08D3,
+        0x1319_8A2E_0370_7344,
+        0xA409_3822_299F_31D0,
+    ];
+    let word = |b: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..b.len()].copy_from_slice(b);
+        u64::from_le_bytes(w)
+    };
+    let mut chunks = data.chunks_exact(32);
+    for c in &mut chunks {
+        for (i, lane) in h.iter_mut().enumerate() {
+            *lane = (*lane ^ word(&c[i * 8..i * 8 + 8]))
+                .wrapping_mul(K)
+                .rotate_left(29);
+        }
+    }
+    for (i, b) in chunks.remainder().chunks(8).enumerate() {
+        h[i] = (h[i] ^ word(b)).wrapping_mul(K).rotate_left(29);
+    }
+    let mut x = h[0];
+    for lane in &h[1..] {
+        x = (x ^ lane.rotate_left(17)).wrapping_mul(K);
+    }
+    x ^ (x >> 31)
+}
+
+#[derive(Default)]
+struct Writer {
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    fn u8(&mut self, x: u8) {
+        self.buf.push(x);
+    }
+    fn u32(&mut self, x: u32) {
+        self.buf.extend_from_slice(&x.to_le_bytes());
+    }
+    fn len(&mut self, x: usize) {
+        self.u32(x as u32);
+    }
+    fn bytes(&mut self, b: &[u8]) {
+        self.len(b.len());
+        self.buf.extend_from_slice(b);
+    }
+    fn ids(&mut self, ids: &[u32]) {
+        self.len(ids.len());
+        for &i in ids {
+            self.u32(i);
+        }
+    }
+    fn align8(&mut self) {
+        while self.buf.len() % 8 != 0 {
+            self.buf.push(0);
+        }
+    }
+}
+
+struct Reader<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+        let end = self
+            .pos
+            .checked_add(n)
+            .filter(|&e| e <= self.buf.len())
+            .ok_or_else(|| image_error("image is truncated"))?;
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, Error> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, Error> {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(self.take(4)?);
+        Ok(u32::from_le_bytes(w))
+    }
+    fn len(&mut self) -> Result<usize, Error> {
+        let n = self.u32()? as usize;
+        // Every counted item takes at least one byte.
+        if n > self.buf.len() - self.pos.min(self.buf.len()) {
+            return Err(image_error("image is truncated"));
+        }
+        Ok(n)
+    }
+    fn bytes(&mut self) -> Result<&'a [u8], Error> {
+        let n = self.len()?;
+        self.take(n)
+    }
+    fn ids(&mut self, bound: u32) -> Result<Vec<u32>, Error> {
+        let n = self.len()?;
+        let mut v = Vec::with_capacity(n);
+        for _ in 0..n {
+            let id = self.u32()?;
+            if id >= bound {
+                return Err(image_error("image names a rule id out of range"));
+            }
+            v.push(id);
+        }
+        Ok(v)
+    }
+    fn str(&mut self) -> Result<&'a str, Error> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| image_error("image holds invalid UTF-8"))
+    }
+    fn align8(&mut self) -> Result<(), Error> {
+        let pad = (8 - self.pos % 8) % 8;
+        self.take(pad).map(|_| ())
+    }
+}
+
+fn write_matcher(w: &mut Writer, m: &KindMatcher) {
+    match m.term {
+        None => {
+            w.u8(0);
+            w.u8(0);
+        }
+        Some(t) => {
+            w.u8(1);
+            w.u8(t);
+        }
+    }
+    w.u32(m.id_bound);
+    w.ids(&m.always);
+    let mut exact: Vec<(&Box<[u8]>, &Vec<u32>)> = m.exact.iter().collect();
+    exact.sort();
+    w.len(exact.len());
+    for (k, ids) in exact {
+        w.bytes(k);
+        w.ids(ids);
+    }
+    w.len(m.autos.len());
+    for a in &m.autos {
+        w.u8(u8::from(a.rev));
+        w.ids(&a.ids);
+        let (bytes, pad) = a.dfa.to_bytes_little_endian();
+        let dfa = bytes.get(pad..).unwrap_or(&[]);
+        w.len(dfa.len());
+        w.align8();
+        w.buf.extend_from_slice(dfa);
+    }
+    w.len(m.slow.len());
+    for s in &m.slow {
+        w.u8(u8::from(s.rev));
+        w.u32(s.id);
+        w.bytes(s.src.as_bytes());
+    }
+}
+
+/// Copies `src` to 8-byte-aligned memory when it is not already aligned.
+fn load_dfa(src: &[u8]) -> Result<dense::DFA<Vec<u32>>, Error> {
+    let bad = |e: regex_automata::util::wire::DeserializeError| {
+        image_error(format!("image holds an invalid automaton: {e}"))
+    };
+    if src.as_ptr().align_offset(8) == 0 {
+        return Ok(dense::DFA::from_bytes(src).map_err(bad)?.0.to_owned());
+    }
+    let mut v = vec![0u8; src.len() + 8];
+    let off = v.as_ptr().align_offset(8);
+    let dst = v
+        .get_mut(off..off.saturating_add(src.len()))
+        .ok_or_else(|| image_error("cannot align an automaton"))?;
+    dst.copy_from_slice(src);
+    Ok(dense::DFA::from_bytes(dst).map_err(bad)?.0.to_owned())
+}
+
+fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatcher, Error> {
+    let term = match (r.u8()?, r.u8()?) {
+        (0, _) => None,
+        (1, t) => Some(t),
+        _ => return Err(image_error("image has an invalid terminator")),
+    };
+    let id_bound = r.u32()?;
+    if id_bound > rules {
+        return Err(image_error("image names a rule id out of range"));
+    }
+    let always = r.ids(id_bound)?;
+    let n = r.len()?;
+    let mut exact = HashMap::with_capacity(n);
+    for _ in 0..n {
+        let k = r.bytes()?.to_vec().into_boxed_slice();
+        let ids = r.ids(id_bound)?;
+        exact.insert(k, ids);
+    }
+    let n = r.len()?;
+    let mut autos = Vec::with_capacity(n);
+    for _ in 0..n {
+        let rev = r.u8()? != 0;
+        let ids = r.ids(id_bound)?.into_boxed_slice();
+        let len = r.len()?;
+        r.align8()?;
+        let dfa = load_dfa(r.take(len)?)?;
+        let auto = Auto::new(dfa, rev, ids)
+            .ok_or_else(|| image_error("image holds an automaton that does not fit its rules"))?;
+        autos.push(auto);
+    }
+    let n = r.len()?;
+    let mut slow = Vec::with_capacity(n);
+    for _ in 0..n {
+        let rev = r.u8()? != 0;
+        let id = r.u32()?;
+        if id >= id_bound {
+            return Err(image_error("image names a rule id out of range"));
+        }
+        let src = r.str()?;
+        let s: Slow = super::strategy::build_slow(src, rev, id, cfg).map_err(|f| {
+            image_error(format!(
+                "image holds a rule that does not compile: {}",
+                f.message
+            ))
+        })?;
+        slow.push(s);
+    }
+    Ok(KindMatcher {
+        term,
+        always,
+        exact,
+        autos,
+        slow,
+        id_bound,
+    })
+}
+
+fn frame(kind: &[u8; 8], payload: Vec<u8>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + payload.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(kind);
+    out.extend_from_slice(&VERSION.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&checksum(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
+    out
+}
+
+fn unframe<'a>(kind: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8], Error> {
+    if bytes.len() < HEADER || &bytes[..8] != MAGIC {
+        return Err(image_error("not a toolgate image"));
+    }
+    if &bytes[8..16] != kind {
+        return Err(image_error("image holds another kind of object"));
+    }
+    let mut r = Reader {
+        buf: &bytes[16..HEADER],
+        pos: 0,
+    };
+    let version = r.u32()?;
+    if version != VERSION {
+        return Err(image_error(format!(
+            "image format version {version} is not supported (expected {VERSION})"
+        )));
+    }
+    let _reserved = r.u32()?;
+    let mut w = [0u8; 8];
+    w.copy_from_slice(r.take(8)?);
+    let len = u64::from_le_bytes(w);
+    w.copy_from_slice(r.take(8)?);
+    let sum = u64::from_le_bytes(w);
+    let payload = &bytes[HEADER..];
+    if payload.len() as u64 != len {
+        return Err(image_error("image is truncated or has trailing bytes"));
+    }
+    if checksum(payload) != sum {
+        return Err(image_error(
+            "image checksum does not match: the image is corrupt",
+        ));
+    }
+    Ok(payload)
+}
+
+impl KindMatcher {
+    /// Serializes the matcher (see the format in the module source).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        write_matcher(&mut w, self);
+        frame(KIND_MATCHER, w.buf)
+    }
+
+    /// Loads a matcher written by [`KindMatcher::to_bytes`], validating it;
+    /// `rules` is the number of rules of its policy (every id must be
+    /// below it).
+    pub fn from_bytes(bytes: &[u8], rules: u32) -> Result<KindMatcher, Error> {
+        let payload = unframe(KIND_MATCHER, bytes)?;
+        let mut r = Reader {
+            buf: payload,
+            pos: 0,
+        };
+        let m = read_matcher(&mut r, rules, &Config::new())?;
+        if r.pos != payload.len() {
+            return Err(image_error("image has trailing bytes"));
+        }
+        Ok(m)
+    }
+}
+
+/// A fingerprint of an ordered rule list: what an image was built from.
+fn fingerprint(rules: &[Rule]) -> u64 {
+    let mut text = String::new();
+    for r in rules {
+        use std::fmt::Write;
+        let _ = write!(
+            text,
+            "{:?}\u{0}{:?}\u{0}{:?}\u{0}{:?}\u{0}{}\u{1}",
+            r.effect, r.dialect, r.tool, r.pattern, r.provenance.source
+        );
+    }
+    checksum(text.as_bytes())
+}
+
+fn write_key(w: &mut Writer, k: &AnchorKey) {
+    match k {
+        AnchorKey::Root => w.u8(0),
+        AnchorKey::Home => w.u8(1),
+        AnchorKey::Project => w.u8(2),
+        AnchorKey::Source(s) => {
+            w.u8(3);
+            w.bytes(s.as_bytes());
+        }
+    }
+}
+
+fn read_key(r: &mut Reader<'_>) -> Result<AnchorKey, Error> {
+    Ok(match r.u8()? {
+        0 => AnchorKey::Root,
+        1 => AnchorKey::Home,
+        2 => AnchorKey::Project,
+        3 => AnchorKey::Source(Arc::from(r.str()?)),
+        _ => return Err(image_error("image has an invalid anchor")),
+    })
+}
+
+impl Policy {
+    /// Serializes the compiled matchers (not the rules: loading takes the
+    /// same rule list again and checks that it is the one the image was
+    /// built from).
+    pub fn matchers_to_bytes(&self) -> Vec<u8> {
+        let mut w = Writer::default();
+        let fp = fingerprint(&self.rules);
+        w.buf.extend_from_slice(&fp.to_le_bytes());
+        w.len(self.rules.len());
+        write_matcher(&mut w, &self.command);
+        for pm in [&self.read, &self.edit] {
+            w.len(pm.groups.len());
+            for (k, m) in &pm.groups {
+                write_key(&mut w, k);
+                write_matcher(&mut w, m);
+            }
+        }
+        write_matcher(&mut w, &self.domain);
+        write_matcher(&mut w, &self.tool);
+        w.len(self.fields.len());
+        for (f, m) in &self.fields {
+            w.bytes(f.as_bytes());
+            write_matcher(&mut w, m);
+        }
+        w.ids(&self.tokens);
+        frame(KIND_POLICY, w.buf)
+    }
+
+    /// Loads the matchers of `rules` (in policy order, as given to
+    /// [`Policy::new`]) from an image written by
+    /// [`Policy::matchers_to_bytes`]; fails when the image is stale (built
+    /// from other rules), foreign or corrupt.
+    pub fn from_image(rules: Vec<Rule>, bytes: &[u8]) -> Result<Policy, Error> {
+        let (rules, order) = Policy::number(rules)?;
+        let payload = unframe(KIND_POLICY, bytes)?;
+        let mut r = Reader {
+            buf: payload,
+            pos: 0,
+        };
+        let mut w = [0u8; 8];
+        w.copy_from_slice(r.take(8)?);
+        if u64::from_le_bytes(w) != fingerprint(&rules) || r.len()? != rules.len() {
+            return Err(image_error("image was built from other rules: rebuild it"));
+        }
+        let n = rules.len() as u32;
+        let cfg = Config::new();
+        let command = read_matcher(&mut r, n, &cfg)?;
+        let mut paths = Vec::new();
+        for _ in 0..2 {
+            let g = r.len()?;
+            let mut groups = Vec::with_capacity(g);
+            for _ in 0..g {
+                let k = read_key(&mut r)?;
+                groups.push((k, read_matcher(&mut r, n, &cfg)?));
+            }
+            paths.push(PathMatcher { groups });
+        }
+        let domain = read_matcher(&mut r, n, &cfg)?;
+        let tool = read_matcher(&mut r, n, &cfg)?;
+        let f = r.len()?;
+        let mut fields = Vec::with_capacity(f);
+        for _ in 0..f {
+            let name = r.str()?.to_string();
+            fields.push((name, read_matcher(&mut r, n, &cfg)?));
+        }
+        let tokens = r.ids(n)?;
+        if r.pos != payload.len() {
+            return Err(image_error("image has trailing bytes"));
+        }
+        let edit = paths.pop().unwrap_or_default();
+        let read = paths.pop().unwrap_or_default();
+        Ok(Policy {
+            rules,
+            order,
+            command,
+            read,
+            edit,
+            domain,
+            tool,
+            fields,
+            tokens,
+        })
+    }
+}

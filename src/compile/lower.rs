@@ -1,0 +1,304 @@
+//! Every pattern kind → an exact literal or a regex in *matching form*,
+//! with the strategy ([`Place`]) its shape calls for.
+//!
+//! # The matching form
+//!
+//! Every regex is searched anchored, and a rule matches as soon as its regex
+//! matches a *prefix* of the haystack (for [`Place::Rev`], a suffix, the
+//! haystack being walked backwards). A match ends the rule's thread in the
+//! automaton, so a trailing `*` is dropped instead of being compiled into a
+//! `.*` that would stay alive and multiply every other rule's states; a
+//! pattern without a trailing `*` ends in `$`. Path patterns are lowered in
+//! [`super::glob`].
+//!
+//! The shape decides the strategy, as measured (BENCHMARKS.md, "Compiled
+//! matchers"): literal-led patterns share one forward automaton, suffix
+//! patterns (`* --dry-run`, `*.example.com`) one reverse automaton,
+//! "contains" patterns (`*--force*`, any-depth path segments) one forward
+//! automaton of their own, exact literals a hash map; patterns that latch
+//! (a literal between two stars) go into small groups of a bounded count.
+
+use crate::rule::{CommandForm, CommandPattern, DomainLabel, DomainPattern, GlobPiece, ToolMatch};
+use std::fmt::Write;
+
+/// Where a lowered regex is searched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) enum Place {
+    /// Forward from the start of the haystack; literal-led.
+    Fwd,
+    /// Forward from the start, the regex carrying its own "anywhere"
+    /// prefix (contains, any-depth).
+    Float,
+    /// Backward from the end of the haystack (suffix patterns).
+    Rev,
+}
+
+/// A pattern in matching form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Lowered {
+    /// Matches every haystack.
+    Always,
+    /// Matches no haystack.
+    Never,
+    /// Matches exactly this text (case-sensitive).
+    Exact(String),
+    /// A regex in matching form.
+    Regex {
+        /// Where it is searched.
+        place: Place,
+        /// Whether its automaton must remember a literal seen between two
+        /// unbounded wildcards (state counts multiply across such rules).
+        latch: bool,
+        /// The regex.
+        re: String,
+    },
+}
+
+/// `.*` over bytes: a run of any characters. Byte-level is exact: literals
+/// are whole UTF-8 characters, so a run between two of them is a run of
+/// whole characters, and the haystack is UTF-8.
+pub(crate) const ANY_RUN: &str = "(?s-u:.)*";
+/// Exactly one character (any, newline included).
+const ANY_CHAR: &str = "(?s:.)";
+
+/// Appends `s` as a literal: ASCII letters and digits as they are, every
+/// other character as `\x{…}` (no character is ever special).
+pub(crate) fn push_literal(re: &mut String, s: &str) {
+    for c in s.chars() {
+        if c.is_ascii_alphanumeric() {
+            re.push(c);
+        } else {
+            let _ = write!(re, "\\x{{{:X}}}", c as u32);
+        }
+    }
+}
+
+/// Appends a character class matching one character in `ranges` (or, when
+/// `negated`, outside them), never `exclude`.
+pub(crate) fn push_class(
+    re: &mut String,
+    negated: bool,
+    ranges: &[(char, char)],
+    exclude: Option<char>,
+) {
+    // A range whose ends are reversed matches nothing.
+    let valid: Vec<(char, char)> = ranges.iter().copied().filter(|(a, b)| a <= b).collect();
+    if negated {
+        if valid.is_empty() && exclude.is_none() {
+            // `[!]`: any one character.
+            re.push_str(ANY_CHAR);
+            return;
+        }
+        re.push_str("[^");
+        for (a, b) in &valid {
+            let _ = write!(re, "\\x{{{:X}}}-\\x{{{:X}}}", *a as u32, *b as u32);
+        }
+        if let Some(x) = exclude {
+            let _ = write!(re, "\\x{{{:X}}}", x as u32);
+        }
+        re.push(']');
+    } else if valid.is_empty() {
+        // Matches nothing.
+        re.push_str("[^\\x{0}-\\x{10FFFF}]");
+    } else {
+        re.push('[');
+        for (a, b) in &valid {
+            let _ = write!(re, "\\x{{{:X}}}-\\x{{{:X}}}", *a as u32, *b as u32);
+        }
+        if let Some(x) = exclude {
+            let _ = write!(re, "&&[^\\x{{{:X}}}]", x as u32);
+        }
+        re.push(']');
+    }
+}
+
+/// Lowers a command pattern (`Bash(…)`, `PowerShell(…)`).
+pub(crate) fn lower_command(p: &CommandPattern) -> Vec<Lowered> {
+    lower_form(&p.form, p.case_insensitive)
+}
+
+/// Lowers a command or field form (one rule may need two regexes).
+pub(crate) fn lower_form(form: &CommandForm, case_insensitive: bool) -> Vec<Lowered> {
+    match form {
+        // `P` itself, or `P` followed by a space and anything.
+        CommandForm::PrefixGlob(pieces) => {
+            let mut spaced = pieces.clone();
+            spaced.push(GlobPiece::Literal(" ".to_string()));
+            spaced.push(GlobPiece::Star);
+            vec![
+                lower_glob(pieces, case_insensitive),
+                lower_glob(&spaced, case_insensitive),
+            ]
+        }
+        _ => vec![lower_form1(form, case_insensitive)],
+    }
+}
+
+fn lower_form1(form: &CommandForm, case_insensitive: bool) -> Lowered {
+    match form {
+        CommandForm::Exact(s) => {
+            if case_insensitive {
+                let mut re = String::new();
+                push_literal(&mut re, s);
+                re.push('$');
+                regex(Place::Fwd, false, re, true)
+            } else {
+                Lowered::Exact(s.clone())
+            }
+        }
+        CommandForm::Prefix(p) => {
+            let mut re = String::new();
+            push_literal(&mut re, p);
+            re.push_str("(?:\\x{20}|$)");
+            regex(Place::Fwd, false, re, case_insensitive)
+        }
+        CommandForm::Glob(pieces) | CommandForm::PrefixGlob(pieces) => {
+            lower_glob(pieces, case_insensitive)
+        }
+    }
+}
+
+/// Lowers a whole-string glob (`*` any run, `?` one character).
+pub(crate) fn lower_glob(pieces: &[GlobPiece], case_insensitive: bool) -> Lowered {
+    let mut body: &[GlobPiece] = pieces;
+    let lead = body.first() == Some(&GlobPiece::Star);
+    let trail = body.last() == Some(&GlobPiece::Star);
+    while body.first() == Some(&GlobPiece::Star) {
+        body = &body[1..];
+    }
+    while body.last() == Some(&GlobPiece::Star) {
+        body = &body[..body.len() - 1];
+    }
+    if body.is_empty() {
+        return if lead {
+            Lowered::Always
+        } else {
+            Lowered::Exact(String::new())
+        };
+    }
+    if !lead && !case_insensitive && body.iter().all(|p| matches!(p, GlobPiece::Literal(_))) {
+        let mut s = String::new();
+        for p in body {
+            if let GlobPiece::Literal(l) = p {
+                s.push_str(l);
+            }
+        }
+        if !trail {
+            return Lowered::Exact(s);
+        }
+    }
+    // Runs of stars count once.
+    let mut inner = 0usize;
+    let mut re = String::new();
+    let mut prev_star = false;
+    for p in body {
+        match p {
+            GlobPiece::Literal(l) => {
+                push_literal(&mut re, l);
+                prev_star = false;
+            }
+            GlobPiece::Question => {
+                re.push_str(ANY_CHAR);
+                prev_star = false;
+            }
+            GlobPiece::Star => {
+                if !prev_star {
+                    inner += 1;
+                    re.push_str(ANY_RUN);
+                }
+                prev_star = true;
+            }
+        }
+    }
+    match (lead, trail) {
+        (false, false) => {
+            re.push('$');
+            regex(Place::Fwd, inner >= 2, re, case_insensitive)
+        }
+        (false, true) => regex(Place::Fwd, inner >= 2, re, case_insensitive),
+        (true, false) => regex(Place::Rev, inner >= 2, re, case_insensitive),
+        (true, true) => {
+            re.insert_str(0, ANY_RUN);
+            regex(Place::Float, inner >= 1, re, case_insensitive)
+        }
+    }
+}
+
+fn regex(place: Place, latch: bool, re: String, case_insensitive: bool) -> Lowered {
+    let re = if case_insensitive {
+        format!("(?i:{re})")
+    } else {
+        re
+    };
+    Lowered::Regex { place, latch, re }
+}
+
+/// Lowers a tool-name match.
+pub(crate) fn lower_tool(t: &ToolMatch) -> Lowered {
+    match t {
+        ToolMatch::Name(n) => Lowered::Exact(n.clone()),
+        ToolMatch::McpServer(s) => {
+            let mut re = String::new();
+            push_literal(&mut re, "mcp__");
+            push_literal(&mut re, s);
+            re.push_str("(?:$|");
+            push_literal(&mut re, "__");
+            re.push(')');
+            regex(Place::Fwd, false, re, false)
+        }
+        ToolMatch::Glob(pieces) => lower_glob(pieces, false),
+    }
+}
+
+/// `[^.]*`: one label (bytes; exact for the same reason as [`ANY_RUN`]).
+const LABEL: &str = "(?-u:[^.])*";
+
+/// Lowers a domain pattern, matched against a host (ASCII lower case,
+/// trailing `.` removed).
+pub(crate) fn lower_domain(d: &DomainPattern) -> Lowered {
+    match d {
+        DomainPattern::Any => Lowered::Always,
+        DomainPattern::Host { subdomains, labels } => {
+            let all_literal = labels.iter().all(|l| matches!(l, DomainLabel::Literal(_)));
+            if !subdomains && all_literal {
+                let parts: Vec<&str> = labels
+                    .iter()
+                    .filter_map(|l| match l {
+                        DomainLabel::Literal(s) => Some(s.as_str()),
+                        DomainLabel::Star => None,
+                    })
+                    .collect();
+                return Lowered::Exact(parts.join("."));
+            }
+            let mut re = String::new();
+            if *subdomains {
+                // One or more labels before: the host ends with `.LABELS`
+                // (whatever precedes that dot splits into labels).
+                re.push_str("\\x{2E}");
+            }
+            for (i, l) in labels.iter().enumerate() {
+                if i > 0 {
+                    re.push_str("\\x{2E}");
+                }
+                match l {
+                    DomainLabel::Literal(s) => push_literal(&mut re, s),
+                    DomainLabel::Star => re.push_str(LABEL),
+                }
+            }
+            if *subdomains {
+                Lowered::Regex {
+                    place: Place::Rev,
+                    latch: false,
+                    re,
+                }
+            } else {
+                re.push('$');
+                Lowered::Regex {
+                    place: Place::Fwd,
+                    latch: false,
+                    re,
+                }
+            }
+        }
+    }
+}

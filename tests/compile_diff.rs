@@ -1,0 +1,511 @@
+//! Differential tests: every compiled matcher — each strategy, each
+//! fallback, the form loaded back from bytes — returns exactly the set of
+//! rules the reference matcher returns, on random rules × inputs.
+
+use proptest::prelude::*;
+use std::sync::Arc;
+use toolgate::compile::{AnchorDirs, AnchorKey, Config, Kind, Matches, Policy};
+use toolgate::reference;
+use toolgate::rule::{
+    Anchor, CommandForm, CommandPattern, DomainLabel, DomainPattern, GlobPiece, PathPattern,
+    SegPiece, Segment, ToolMatch,
+};
+use toolgate::{Dialect, Effect, List, Pattern, Provenance, Rule};
+
+/// The configurations under test: each forces a different strategy mix.
+fn configs() -> Vec<(&'static str, Config)> {
+    vec![
+        ("default", Config::new()),
+        // Every latching pattern alone; tight latch limit.
+        (
+            "latch-1",
+            Config::new().latch_group_size(1).latch_size_limit(64 << 10),
+        ),
+        // Automata too small for anything: split down to single rules, then
+        // the per-rule fallback.
+        (
+            "split",
+            Config::new()
+                .dfa_size_limit(1)
+                .latch_size_limit(1)
+                .split_budget(64),
+        ),
+        // No automaton at all: everything in the fallback.
+        (
+            "fallback",
+            Config::new()
+                .dfa_size_limit(1)
+                .latch_size_limit(1)
+                .split_budget(0),
+        ),
+    ]
+}
+
+/// Every matcher of `rules`: one per configuration, and the default one
+/// loaded back from its image.
+fn policies(rules: &[Rule]) -> Vec<(String, Policy)> {
+    let mut out = Vec::new();
+    for (name, cfg) in configs() {
+        let p = Policy::builder()
+            .configure(cfg)
+            .build(rules.to_vec())
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        if name == "default" {
+            let bytes = p.matchers_to_bytes();
+            let loaded = Policy::from_image(rules.to_vec(), &bytes).expect("image loads");
+            out.push(("image".to_string(), loaded));
+        }
+        out.push((name.to_string(), p));
+    }
+    out
+}
+
+fn rule(i: usize, effect: Effect, tool: ToolMatch, pattern: Pattern) -> Rule {
+    Rule {
+        text: format!("rule {i}"),
+        effect,
+        dialect: Dialect::Strict,
+        tool,
+        pattern,
+        provenance: Provenance {
+            source: Arc::from(if i % 3 == 0 { "a.json" } else { "b.json" }),
+            list: List::Deny,
+            index: i,
+        },
+        reason: None,
+    }
+}
+
+fn effect() -> impl Strategy<Value = Effect> {
+    prop_oneof![Just(Effect::Deny), Just(Effect::Ask), Just(Effect::Allow)]
+}
+
+/// Input positions (in `rules`) of the matches, sorted.
+fn positions(p: &Policy, m: &Matches) -> Vec<usize> {
+    let mut v: Vec<usize> = m
+        .ids()
+        .iter()
+        .map(|&id| p.input_index(id).expect("id in range"))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+fn check_sorted_and_winner(p: &Policy, m: &Matches) -> Result<(), TestCaseError> {
+    prop_assert!(
+        m.ids().windows(2).all(|w| w[0] < w[1]),
+        "ids not sorted/unique"
+    );
+    if let Some(w) = m.winner() {
+        // The winner has the highest-precedence effect among the matches,
+        // and is first in policy order among those.
+        let wr = p.rule(w).expect("winner");
+        for &id in m.ids() {
+            let r = p.rule(id).expect("rule");
+            prop_assert!(wr.effect <= r.effect);
+            if r.effect == wr.effect {
+                prop_assert!(p.input_index(w) <= p.input_index(id));
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------
+// Generators
+
+/// Characters that exercise escaping, separators and case folding.
+const CMD_CHARS: &[char] = &[
+    'a', 'b', 'A', ' ', '-', '.', '/', ':', '*', '\\', '(', '|', '$', '\n', 'k', 'K', '\u{212A}',
+    's', 'ſ', 'é', 'É',
+];
+
+fn text_from(chars: &'static [char], max: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(chars), 0..=max)
+        .prop_map(|v| v.into_iter().collect())
+}
+
+fn nonempty_from(chars: &'static [char], max: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(chars), 1..=max)
+        .prop_map(|v| v.into_iter().collect())
+}
+
+/// Merges adjacent literals (the IR never holds two in a row).
+fn merge(pieces: Vec<GlobPiece>) -> Vec<GlobPiece> {
+    let mut out: Vec<GlobPiece> = Vec::new();
+    for p in pieces {
+        if let (GlobPiece::Literal(b), Some(GlobPiece::Literal(a))) = (&p, out.last_mut()) {
+            a.push_str(b);
+            continue;
+        }
+        out.push(p);
+    }
+    out
+}
+
+fn glob(chars: &'static [char], question: bool) -> impl Strategy<Value = Vec<GlobPiece>> {
+    let piece = prop_oneof![
+        4 => nonempty_from(chars, 3).prop_map(GlobPiece::Literal),
+        2 => Just(GlobPiece::Star),
+        1 => Just(GlobPiece::Question),
+    ];
+    prop::collection::vec(piece, 0..6).prop_map(move |v| {
+        merge(
+            v.into_iter()
+                .map(|p| {
+                    if !question && p == GlobPiece::Question {
+                        GlobPiece::Star
+                    } else {
+                        p
+                    }
+                })
+                .collect(),
+        )
+    })
+}
+
+fn command_form() -> impl Strategy<Value = CommandForm> {
+    prop_oneof![
+        1 => text_from(CMD_CHARS, 5).prop_map(CommandForm::Exact),
+        1 => text_from(CMD_CHARS, 5).prop_map(CommandForm::Prefix),
+        4 => glob(CMD_CHARS, false).prop_map(CommandForm::Glob),
+        1 => glob(CMD_CHARS, false).prop_map(CommandForm::PrefixGlob),
+    ]
+}
+
+fn command_pattern() -> impl Strategy<Value = CommandPattern> {
+    (command_form(), prop::bool::weighted(0.2)).prop_map(|(form, ci)| CommandPattern {
+        form,
+        case_insensitive: ci,
+    })
+}
+
+/// A text that often matches `pattern`: its pieces with the wildcards
+/// filled in.
+fn instance(pieces: &[GlobPiece], fill: &[String]) -> String {
+    let mut s = String::new();
+    for (i, p) in pieces.iter().enumerate() {
+        match p {
+            GlobPiece::Literal(l) => s.push_str(l),
+            GlobPiece::Star => s.push_str(&fill[i % fill.len()]),
+            GlobPiece::Question => s.push('a'),
+        }
+    }
+    s
+}
+
+const SEG_CHARS: &[char] = &['a', 'b', 'A', '.', '-', 'k', 'K', 'é', 'É', ' '];
+
+fn seg_piece() -> impl Strategy<Value = SegPiece> {
+    prop_oneof![
+        4 => nonempty_from(SEG_CHARS, 3).prop_map(SegPiece::Literal),
+        2 => Just(SegPiece::Star),
+        1 => Just(SegPiece::Question),
+        1 => (
+            any::<bool>(),
+            prop::collection::vec(
+                (prop::sample::select(SEG_CHARS), prop::sample::select(SEG_CHARS)),
+                0..3
+            )
+        )
+            .prop_map(|(negated, ranges)| SegPiece::Class { negated, ranges }),
+    ]
+}
+
+fn merge_seg(pieces: Vec<SegPiece>) -> Vec<SegPiece> {
+    let mut out: Vec<SegPiece> = Vec::new();
+    for p in pieces {
+        if let (SegPiece::Literal(b), Some(SegPiece::Literal(a))) = (&p, out.last_mut()) {
+            a.push_str(b);
+            continue;
+        }
+        out.push(p);
+    }
+    out
+}
+
+fn segment() -> impl Strategy<Value = Segment> {
+    prop_oneof![
+        1 => Just(Segment::DoubleStar),
+        4 => prop::collection::vec(seg_piece(), 1..4).prop_map(|v| Segment::Pieces(merge_seg(v))),
+    ]
+}
+
+fn anchor() -> impl Strategy<Value = Anchor> {
+    prop_oneof![
+        1 => Just(Anchor::Root),
+        1 => Just(Anchor::Home),
+        1 => Just(Anchor::Source),
+        3 => Just(Anchor::Project)
+    ]
+}
+
+fn path_pattern() -> impl Strategy<Value = PathPattern> {
+    (
+        anchor(),
+        prop::collection::vec(segment(), 1..4),
+        any::<bool>(),
+        prop::bool::weighted(0.3),
+    )
+        .prop_map(|(anchor, segments, anchored, ci)| PathPattern {
+            anchor,
+            segments,
+            anchored,
+            case_insensitive: ci,
+        })
+}
+
+fn rel_path() -> impl Strategy<Value = String> {
+    prop::collection::vec(nonempty_from(SEG_CHARS, 4), 1..5).prop_map(|v| {
+        let v: Vec<String> = v.into_iter().filter(|s| s != "." && s != "..").collect();
+        v.join("/")
+    })
+}
+
+/// A path that often matches `p`: its segments instantiated.
+fn path_instance(p: &PathPattern, extra: &[String]) -> String {
+    let mut segs: Vec<String> = Vec::new();
+    if !p.anchored {
+        segs.push(extra[0].clone());
+    }
+    for (i, s) in p.segments.iter().enumerate() {
+        match s {
+            Segment::DoubleStar => segs.push(extra[i % extra.len()].clone()),
+            Segment::Pieces(ps) => {
+                let mut t = String::new();
+                for piece in ps {
+                    match piece {
+                        SegPiece::Literal(l) => t.push_str(l),
+                        SegPiece::Star => t.push_str(&extra[(i + 1) % extra.len()]),
+                        SegPiece::Question => t.push('b'),
+                        SegPiece::Class { ranges, .. } => {
+                            t.push(ranges.first().map_or('a', |r| r.0))
+                        }
+                    }
+                }
+                if t.is_empty() {
+                    t.push('a');
+                }
+                segs.push(t);
+            }
+        }
+    }
+    if extra.len() > 1 {
+        segs.push(extra[1].clone());
+    }
+    segs.retain(|s| !s.is_empty() && !s.contains('/') && s != "." && s != "..");
+    segs.join("/")
+}
+
+const HOST_CHARS: &[char] = &['a', 'b', 'c', '-', '1'];
+
+fn domain_pattern() -> impl Strategy<Value = DomainPattern> {
+    let label = prop_oneof![
+        3 => nonempty_from(HOST_CHARS, 2).prop_map(DomainLabel::Literal),
+        1 => Just(DomainLabel::Star),
+    ];
+    prop_oneof![
+        1 => Just(DomainPattern::Any),
+        8 => (any::<bool>(), prop::collection::vec(label, 1..4))
+            .prop_map(|(subdomains, labels)| DomainPattern::Host { subdomains, labels }),
+    ]
+}
+
+fn host() -> impl Strategy<Value = String> {
+    prop::collection::vec(nonempty_from(HOST_CHARS, 2), 1..5).prop_map(|v| v.join("."))
+}
+
+const TOOL_CHARS: &[char] = &['m', 'c', 'p', '_', 'a', 'b', 'T'];
+
+fn tool_match() -> impl Strategy<Value = ToolMatch> {
+    prop_oneof![
+        nonempty_from(TOOL_CHARS, 4).prop_map(ToolMatch::Name),
+        Just(ToolMatch::Name("Agent".into())),
+        nonempty_from(TOOL_CHARS, 2).prop_map(ToolMatch::McpServer),
+        glob(TOOL_CHARS, true).prop_map(ToolMatch::Glob),
+    ]
+}
+
+fn tool_name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        nonempty_from(TOOL_CHARS, 8),
+        (nonempty_from(TOOL_CHARS, 2), text_from(TOOL_CHARS, 3))
+            .prop_map(|(s, t)| format!("mcp__{s}__{t}")),
+        Just("Task".to_string()),
+        Just("Agent".to_string()),
+    ]
+}
+
+// ---------------------------------------------------------------------------
+// Properties
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 48,
+        failure_persistence: None,
+        .. ProptestConfig::default()
+    })]
+
+    #[test]
+    fn commands(
+        pats in prop::collection::vec((command_pattern(), effect()), 1..12),
+        texts in prop::collection::vec(text_from(CMD_CHARS, 8), 0..10),
+        fill in prop::collection::vec(text_from(CMD_CHARS, 4), 1..4),
+    ) {
+        let rules: Vec<Rule> = pats.iter().enumerate().map(|(i, (p, e))| {
+            rule(i, *e, ToolMatch::Name("Bash".into()), Pattern::Command(p.clone()))
+        }).collect();
+        let mut inputs = texts.clone();
+        for (p, _) in &pats {
+            match &p.form {
+                CommandForm::Glob(g) | CommandForm::PrefixGlob(g) => {
+                    inputs.push(instance(g, &fill));
+                    inputs.push(instance(g, &fill).to_uppercase());
+                    inputs.push(format!("{} {}", instance(g, &fill), fill[0]));
+                }
+                CommandForm::Exact(s) | CommandForm::Prefix(s) => {
+                    inputs.push(s.clone());
+                    inputs.push(s.to_lowercase());
+                    inputs.push(format!("{s} {}", fill[0]));
+                }
+            }
+        }
+        let mut m = Matches::new();
+        for (name, policy) in policies(&rules) {
+            for text in &inputs {
+                let want: Vec<usize> = pats.iter().enumerate()
+                    .filter(|(_, (p, _))| reference::command_matches(p, text))
+                    .map(|(i, _)| i).collect();
+                policy.find(Kind::Command, Some("Bash"), text, &mut m);
+                check_sorted_and_winner(&policy, &m)?;
+                prop_assert_eq!(positions(&policy, &m), want, "{} on {:?}", name, text);
+            }
+        }
+    }
+
+    #[test]
+    fn paths(
+        pats in prop::collection::vec((path_pattern(), effect()), 1..10),
+        rels in prop::collection::vec(rel_path(), 0..8),
+        extra in prop::collection::vec(nonempty_from(SEG_CHARS, 3), 2..4),
+    ) {
+        let rules: Vec<Rule> = pats.iter().enumerate().map(|(i, (p, e))| {
+            rule(i, *e, ToolMatch::Name("Read".into()), Pattern::Path(p.clone()))
+        }).collect();
+        let mut inputs = rels.clone();
+        for (p, _) in &pats {
+            let s = path_instance(p, &extra);
+            if !s.is_empty() {
+                inputs.push(s.to_uppercase());
+                inputs.push(s);
+            }
+        }
+        let key_of = |i: usize, a: Anchor| match a {
+            Anchor::Root => AnchorKey::Root,
+            Anchor::Home => AnchorKey::Home,
+            Anchor::Project => AnchorKey::Project,
+            Anchor::Source => AnchorKey::Source(rules[i].provenance.source.clone()),
+        };
+        let keys = [
+            AnchorKey::Root, AnchorKey::Home, AnchorKey::Project,
+            AnchorKey::Source(Arc::from("a.json")), AnchorKey::Source(Arc::from("b.json")),
+        ];
+        // Anchor directories nested in one another, as real ones are.
+        let sources = [("a.json", "/h/u/p/.claude"), ("b.json", "/h/u/p")];
+        let dirs = AnchorDirs { home: Some("/h/u"), project: Some("/h/u/p"), sources: &sources };
+        let dir_of = |k: &AnchorKey| match k {
+            AnchorKey::Root => "/",
+            AnchorKey::Home => "/h/u",
+            AnchorKey::Project => "/h/u/p",
+            AnchorKey::Source(s) if &**s == "a.json" => "/h/u/p/.claude",
+            AnchorKey::Source(_) => "/h/u/p",
+        };
+        let mut m = Matches::new();
+        for (name, policy) in policies(&rules) {
+            let pm = policy.path_matcher(Kind::Read).expect("read matcher");
+            for rel in inputs.iter().filter(|r| !r.is_empty()) {
+                // Per anchor group, relative paths.
+                for key in &keys {
+                    let want: Vec<usize> = pats.iter().enumerate()
+                        .filter(|(i, (p, _))| key_of(*i, p.anchor) == *key
+                            && reference::path_matches(p, rel))
+                        .map(|(i, _)| i).collect();
+                    pm.find_relative(key, rel, &mut m);
+                    prop_assert_eq!(positions(&policy, &m), want, "{} {:?} on {:?}", name, key, rel);
+                }
+                // One query over every group, from an absolute path.
+                for base in ["/h/u/p", "/h/u/p/.claude", "/h/u", "/x"] {
+                    let abs = format!("{base}/{rel}");
+                    let want: Vec<usize> = pats.iter().enumerate()
+                        .filter(|(i, (p, _))| {
+                            let dir = dir_of(&key_of(*i, p.anchor));
+                            toolgate::paths::relative_to(&abs, dir)
+                                .is_some_and(|r| reference::path_matches(p, &r))
+                        })
+                        .map(|(i, _)| i).collect();
+                    policy.find_path(Kind::Read, Some("Read"), &abs, &dirs, &mut m);
+                    check_sorted_and_winner(&policy, &m)?;
+                    prop_assert_eq!(positions(&policy, &m), want, "{} on {:?}", name, abs);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn domains(
+        pats in prop::collection::vec((domain_pattern(), effect()), 1..10),
+        hosts in prop::collection::vec(host(), 1..10),
+    ) {
+        let rules: Vec<Rule> = pats.iter().enumerate().map(|(i, (p, e))| {
+            rule(i, *e, ToolMatch::Name("WebFetch".into()), Pattern::Domain(p.clone()))
+        }).collect();
+        let mut inputs = hosts.clone();
+        for (p, _) in &pats {
+            if let DomainPattern::Host { labels, subdomains } = p {
+                let mut s: Vec<String> = labels.iter().map(|l| match l {
+                    DomainLabel::Literal(x) => x.clone(),
+                    DomainLabel::Star => "zz".to_string(),
+                }).collect();
+                if *subdomains { s.insert(0, hosts[0].clone()); }
+                inputs.push(s.join("."));
+            }
+        }
+        let mut m = Matches::new();
+        for (name, policy) in policies(&rules) {
+            for h in &inputs {
+                let want: Vec<usize> = pats.iter().enumerate()
+                    .filter(|(_, (p, _))| reference::domain_matches(p, h))
+                    .map(|(i, _)| i).collect();
+                policy.find(Kind::Domain, Some("WebFetch"), h, &mut m);
+                prop_assert_eq!(positions(&policy, &m), want, "{} on {:?}", name, h);
+            }
+        }
+    }
+
+    #[test]
+    fn tools(
+        pats in prop::collection::vec((tool_match(), effect()), 1..10),
+        names in prop::collection::vec(tool_name(), 1..10),
+    ) {
+        let rules: Vec<Rule> = pats.iter().enumerate()
+            .map(|(i, (t, e))| rule(i, *e, t.clone(), Pattern::Any)).collect();
+        let mut m = Matches::new();
+        for (name, policy) in policies(&rules) {
+            for n in &names {
+                let want: Vec<usize> = pats.iter().enumerate()
+                    .filter(|(_, (t, _))| reference::tool_matches(t, n))
+                    .map(|(i, _)| i).collect();
+                policy.find(Kind::Tool, None, n, &mut m);
+                prop_assert_eq!(positions(&policy, &m), want, "{} on {:?}", name, n);
+            }
+        }
+    }
+
+    #[test]
+    fn single_rule_helpers(p in command_pattern(), text in text_from(CMD_CHARS, 8)) {
+        prop_assert_eq!(
+            toolgate::compile::command_matches(&p, &text).expect("compiles"),
+            reference::command_matches(&p, &text)
+        );
+    }
+}
