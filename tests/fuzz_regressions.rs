@@ -12,6 +12,14 @@ mod print;
 #[path = "../fuzz/src/policy_check.rs"]
 mod policy_check;
 
+#[allow(dead_code)]
+#[path = "../fuzz/src/shell_check.rs"]
+mod shell_check;
+
+#[allow(dead_code)]
+#[path = "../fuzz/src/matchers_check.rs"]
+mod matchers_check;
+
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 
@@ -84,4 +92,20 @@ fn rules() {
 #[test]
 fn policy() {
     replay("policy", policy_check::check_policy);
+}
+
+#[test]
+fn shell() {
+    replay("shell", shell_check::check_shell);
+}
+
+/// A matchers finding is kept as its case (JSON lines, as the target
+/// prints it), not as the raw fuzz input.
+#[test]
+fn matchers() {
+    replay("matchers", |data| {
+        let text = std::str::from_utf8(data).map_err(|e| e.to_string())?;
+        let (specs, inputs) = matchers_check::parse_case(text)?;
+        matchers_check::check_matchers(&specs, &inputs).map(|_| ())
+    });
 }

@@ -704,7 +704,13 @@ impl Parser<'_> {
         if segments.is_empty() {
             segments.push(Segment::DoubleStar);
         }
-        let shape_anchored = slices.len() > 1;
+        // Anchored by its shape when a `/` stands between two names; a `.`
+        // segment names nothing (`././x` is `./x`, `a/.` is `a`).
+        let shape_anchored = slices
+            .iter()
+            .filter(|s| !(s.len() == 1 && s[0].is('.')))
+            .count()
+            > 1;
         let ends_in_dirstar =
             !trailing && segments.len() > 1 && segments.last() == Some(&Segment::DoubleStar);
         let single_segment_dirstar =
@@ -999,6 +1005,18 @@ mod tests {
                     false,
                     true,
                 ),
+            ),
+            (
+                "Read(././a)",
+                D,
+                C,
+                path(Anchor::Project, vec![seg("a")], false, true),
+            ),
+            (
+                "Read(a/.)",
+                D,
+                S,
+                path(Anchor::Project, vec![seg("a")], false, false),
             ),
             (
                 r"Read(a\/b)",
