@@ -52,6 +52,10 @@ cat "$corpora/agent-approved-bash-commands.txt" "$corpora/tldr-commands.txt" |
         close(f)
     }'
 
+# matchers: the target decodes its input into rules and inputs (with
+# `arbitrary`); any bytes do, and rule text gives it varied ones.
+split -b 512 -a 3 "$corpora/rules.txt" "$out/matchers/seed-"
+
 for t in rules policy shell matchers; do
     echo "$t: $(ls "$out/$t" | wc -l) seeds"
 done

@@ -156,6 +156,10 @@ fn path_spellings(p: &PathPattern) -> Vec<String> {
     if n == 1 && p.segments[0] == Segment::DoubleStar {
         bodies.push(String::new());
     }
+    if all == "*" {
+        // `Read(*)` is a bare rule; a run of stars is one star.
+        bodies.push("***".to_string());
+    }
     let mut out = Vec::new();
     for body in &bodies {
         out.push(format!("{lead}{body}"));
