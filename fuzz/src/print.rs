@@ -196,10 +196,13 @@ fn tool(t: &ToolMatch) -> String {
     match t {
         ToolMatch::Name(n) => n.clone(),
         ToolMatch::McpServer(s) => format!("mcp__{s}"),
+        // A final star is written `**`: `mcp__S__*` is the server rule.
         ToolMatch::Glob(pieces) => pieces
             .iter()
-            .map(|p| match p {
+            .enumerate()
+            .map(|(i, p)| match p {
                 GlobPiece::Literal(s) => s.as_str(),
+                GlobPiece::Star if i + 1 == pieces.len() => "**",
                 GlobPiece::Star => "*",
                 GlobPiece::Question => "?",
             })
