@@ -33,6 +33,8 @@ fn word(r: &Reading, script: usize, w: &toolgate::shell::Word, what: &str) -> Re
     }
     match w.kind {
         // The text is the source, unchanged.
+        // (A glob word made by brace expansion is its expansion.)
+        WordKind::Glob if source.contains('{') => Ok(()),
         WordKind::Literal | WordKind::Glob | WordKind::Dynamic if w.text != source => Err(format!(
             "{what} {:?} ({:?}) is not its source {source:?}",
             w.text, w.kind
