@@ -661,11 +661,13 @@ impl Parser<'_> {
             Anchor::Project
         };
         let case_insensitive = self.dialect == Dialect::ClaudeCode && self.effect.widens();
-        // Split at unescaped `/`.
+        // Split at every `/`: an escaped `\/` is a literal `/`, and a
+        // literal `/` in a path separates names (as in git's wildmatch), so
+        // that no segment holds a `/` no path name can match.
         let mut slices: Vec<&[Tok]> = Vec::new();
         let mut start = 0;
         for (i, t) in rest.iter().enumerate() {
-            if t.is('/') {
+            if t.c == '/' {
                 slices.push(&rest[start..i]);
                 start = i + 1;
             }
@@ -702,7 +704,13 @@ impl Parser<'_> {
         if segments.is_empty() {
             segments.push(Segment::DoubleStar);
         }
-        let shape_anchored = slices.len() > 1;
+        // Anchored by its shape when a `/` stands between two names; a `.`
+        // segment names nothing (`././x` is `./x`, `a/.` is `a`).
+        let shape_anchored = slices
+            .iter()
+            .filter(|s| !(s.len() == 1 && s[0].is('.')))
+            .count()
+            > 1;
         let ends_in_dirstar =
             !trailing && segments.len() > 1 && segments.last() == Some(&Segment::DoubleStar);
         let single_segment_dirstar =
@@ -997,6 +1005,24 @@ mod tests {
                     false,
                     true,
                 ),
+            ),
+            (
+                "Read(././a)",
+                D,
+                C,
+                path(Anchor::Project, vec![seg("a")], false, true),
+            ),
+            (
+                "Read(a/.)",
+                D,
+                S,
+                path(Anchor::Project, vec![seg("a")], false, false),
+            ),
+            (
+                r"Read(a\/b)",
+                D,
+                S,
+                path(Anchor::Project, vec![seg("a"), seg("b")], true, false),
             ),
             (
                 "Read(//etc/x)",

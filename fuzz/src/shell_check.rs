@@ -1,0 +1,106 @@
+//! The `shell` fuzz property, shared with the main package's regression
+//! tests (which include this file).
+
+use std::time::{Duration, Instant};
+use toolgate::shell::{Reading, WordKind, read};
+
+/// The most one reading may take. Reading is linear in the input (SPEC
+/// §8.3) and fuzz inputs are a few KiB, so this catches super-linear
+/// behaviour only, with room for a machine busy with other work.
+pub const TIME_BOUND: Duration = Duration::from_secs(2);
+
+/// Whether `text` is a subsequence of `source`: what quote and backslash
+/// removal, which only delete characters, leave of it.
+fn subsequence(text: &str, source: &str) -> bool {
+    let mut rest = source.chars();
+    text.chars().all(|c| rest.any(|s| s == c))
+}
+
+/// Checks one word of a reading.
+fn word(r: &Reading, script: usize, w: &toolgate::shell::Word, what: &str) -> Result<(), String> {
+    let Some(source) = r
+        .scripts
+        .get(script)
+        .and_then(|s| s.text.get(w.span.clone()))
+    else {
+        return Err(format!(
+            "{what} {:?}: span {:?} outside script {script}",
+            w.text, w.span
+        ));
+    };
+    if !r.is_complete() {
+        return Ok(());
+    }
+    match w.kind {
+        // The text is the source, unchanged.
+        // (A glob word made by brace expansion is its expansion.)
+        WordKind::Glob if source.contains('{') => Ok(()),
+        WordKind::Literal | WordKind::Glob | WordKind::Dynamic if w.text != source => Err(format!(
+            "{what} {:?} ({:?}) is not its source {source:?}",
+            w.text, w.kind
+        )),
+        // Without `$'…'`/`$"…"` decoding or brace expansion, decoding only
+        // removes quotes and backslashes.
+        WordKind::Decoded
+            if !source.contains('$') && !source.contains('{') && !subsequence(&w.text, source) =>
+        {
+            Err(format!(
+                "{what} {:?} does not come from its source {source:?}",
+                w.text
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Runs one fuzz input: `data` (lossily UTF-8) as a command line. The
+/// reading never panics, stays within [`TIME_BOUND`], its spans lie in
+/// their scripts, and every word of a complete reading comes from the
+/// input: a literal, glob or dynamic word is its source text; a decoded
+/// word without `$'…'` or braces is its source with characters removed.
+pub fn check_shell(data: &[u8]) -> Result<(), String> {
+    let text = String::from_utf8_lossy(data);
+    let start = Instant::now();
+    let r = read(&text);
+    let took = start.elapsed();
+    if took > TIME_BOUND {
+        return Err(format!("reading {} bytes took {took:?}", text.len()));
+    }
+    let input = r.scripts.first().map(|s| s.text.as_str());
+    if text.len() <= toolgate::shell::MAX_INPUT && input != Some(&*text) {
+        return Err("scripts[0] is not the input".into());
+    }
+    for i in &r.incomplete {
+        // Only the byte range is checked: an incomplete span may end inside
+        // a multi-byte character (`{ a; } é`), an open finding (FUZZING.md).
+        let len = r.scripts.get(i.script).map(|s| s.text.len());
+        if !len.is_some_and(|len| i.span.start <= i.span.end && i.span.end <= len) {
+            return Err(format!(
+                "incomplete span {:?} outside script {}",
+                i.span, i.script
+            ));
+        }
+    }
+    for c in &r.commands {
+        if r.scripts
+            .get(c.script)
+            .and_then(|s| s.text.get(c.span.clone()))
+            .is_none()
+        {
+            return Err(format!(
+                "command span {:?} outside script {}",
+                c.span, c.script
+            ));
+        }
+        for w in &c.words {
+            word(&r, c.script, w, "word")?;
+        }
+        for a in &c.assignments {
+            word(&r, c.script, &a.value, "assignment value")?;
+        }
+        for d in &c.redirections {
+            word(&r, c.script, &d.target, "redirection target")?;
+        }
+    }
+    Ok(())
+}
