@@ -25,7 +25,7 @@ fn word(r: &Reading, script: usize, w: &toolgate::shell::Word, what: &str) -> Re
     else {
         return Err(format!(
             "{what} {:?}: span {:?} outside script {script}",
-            w.text, w.span
+            w.text(), w.span
         ));
     };
     if !r.is_complete() {
@@ -35,18 +35,18 @@ fn word(r: &Reading, script: usize, w: &toolgate::shell::Word, what: &str) -> Re
         // The text is the source, unchanged.
         // (A glob word made by brace expansion is its expansion.)
         WordKind::Glob if source.contains('{') => Ok(()),
-        WordKind::Literal | WordKind::Glob | WordKind::Dynamic if w.text != source => Err(format!(
+        WordKind::Literal | WordKind::Glob | WordKind::Dynamic if w.text() != source => Err(format!(
             "{what} {:?} ({:?}) is not its source {source:?}",
-            w.text, w.kind
+            w.text(), w.kind
         )),
         // Without `$'…'`/`$"…"` decoding or brace expansion, decoding only
         // removes quotes and backslashes.
         WordKind::Decoded
-            if !source.contains('$') && !source.contains('{') && !subsequence(&w.text, source) =>
+            if !source.contains('$') && !source.contains('{') && !subsequence(w.text(), source) =>
         {
             Err(format!(
                 "{what} {:?} does not come from its source {source:?}",
-                w.text
+                w.text()
             ))
         }
         _ => Ok(()),
@@ -66,7 +66,7 @@ pub fn check_shell(data: &[u8]) -> Result<(), String> {
     if took > TIME_BOUND {
         return Err(format!("reading {} bytes took {took:?}", text.len()));
     }
-    let input = r.scripts.first().map(|s| s.text.as_str());
+    let input = r.scripts.first().map(|s| &*s.text);
     if text.len() <= toolgate::shell::MAX_INPUT && input != Some(&*text) {
         return Err("scripts[0] is not the input".into());
     }
