@@ -25,7 +25,8 @@ fn word(r: &Reading, script: usize, w: &toolgate::shell::Word, what: &str) -> Re
     else {
         return Err(format!(
             "{what} {:?}: span {:?} outside script {script}",
-            w.text(), w.span
+            w.text(),
+            w.span
         ));
     };
     if !r.is_complete() {
@@ -35,10 +36,13 @@ fn word(r: &Reading, script: usize, w: &toolgate::shell::Word, what: &str) -> Re
         // The text is the source, unchanged.
         // (A glob word made by brace expansion is its expansion.)
         WordKind::Glob if source.contains('{') => Ok(()),
-        WordKind::Literal | WordKind::Glob | WordKind::Dynamic if w.text() != source => Err(format!(
-            "{what} {:?} ({:?}) is not its source {source:?}",
-            w.text(), w.kind
-        )),
+        WordKind::Literal | WordKind::Glob | WordKind::Dynamic if w.text() != source => {
+            Err(format!(
+                "{what} {:?} ({:?}) is not its source {source:?}",
+                w.text(),
+                w.kind
+            ))
+        }
         // Without `$'…'`/`$"…"` decoding or brace expansion, decoding only
         // removes quotes and backslashes.
         WordKind::Decoded
