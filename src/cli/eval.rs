@@ -168,7 +168,7 @@ impl Defaults {
 
 /// Loads the policy for a run: the project its settings and installed tuff
 /// policies are looked up from is `--project-dir`, else `--cwd`, else the
-/// current directory.
+/// current directory. The load's warnings go to stderr.
 pub fn load_policy(policy: &PolicyArgs, ctx: &ContextArgs) -> Result<LoadedPolicy, Error> {
     if policy.is_empty() {
         return Err(Error::new(
@@ -180,7 +180,12 @@ pub fn load_policy(policy: &PolicyArgs, ctx: &ContextArgs) -> Result<LoadedPolic
         Some(p) => PathBuf::from(p),
         None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
     };
-    policy.load(&project)
+    let loaded = policy.load(&project)?;
+    // What was dropped or ignored while loading is said, never silent.
+    for w in loaded.warnings() {
+        eprintln!("toolgate: warning: {w}");
+    }
+    Ok(loaded)
 }
 
 /// One line's result, as the summary needs it.
