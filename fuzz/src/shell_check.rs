@@ -75,12 +75,14 @@ pub fn check_shell(data: &[u8]) -> Result<(), String> {
         return Err("scripts[0] is not the input".into());
     }
     for i in &r.incomplete {
-        // Only the byte range is checked: an incomplete span may end inside
-        // a multi-byte character (`{ a; } é`), an open finding (FUZZING.md).
-        let len = r.scripts.get(i.script).map(|s| s.text.len());
-        if !len.is_some_and(|len| i.span.start <= i.span.end && i.span.end <= len) {
+        // An incomplete span lies in its script, on character boundaries.
+        if r.scripts
+            .get(i.script)
+            .and_then(|s| s.text.get(i.span.clone()))
+            .is_none()
+        {
             return Err(format!(
-                "incomplete span {:?} outside script {}",
+                "incomplete span {:?} outside script {} or inside a character",
                 i.span, i.script
             ));
         }

@@ -592,9 +592,19 @@ impl<'s> Parser<'s, '_> {
     }
 
     /// A span clamped to the script (an operator at the very end).
+    /// The span inside the script and on character boundaries (a span
+    /// that would cut a multi-byte character takes all of it).
     fn clamp(&self, span: Range<usize>) -> Range<usize> {
-        let end = span.end.min(self.src.len());
-        span.start.min(end)..end
+        let inside = |i: usize| self.src.get(i).is_some_and(|b| b & 0xC0 == 0x80);
+        let mut end = span.end.min(self.src.len());
+        while inside(end) {
+            end += 1;
+        }
+        let mut start = span.start.min(end);
+        while start > 0 && inside(start) {
+            start -= 1;
+        }
+        start..end
     }
 
     fn stop(&mut self, reason: Reason, span: Range<usize>) {
