@@ -15,6 +15,7 @@ use std::io::Read;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind};
+pub(crate) use crate::eval::call::json_type;
 
 pub mod claude;
 pub mod codex;
@@ -108,17 +109,6 @@ pub(crate) fn required_object<'a>(
                 json_type(v)
             ),
         )),
-    }
-}
-
-pub(crate) fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
