@@ -16,15 +16,15 @@ use crate::policy::PermissionMode;
 /// use toolgate::eval::EvalContext;
 /// use toolgate::policy::PermissionMode;
 ///
-/// let ctx = EvalContext::new("/work/app/src")?
-///     .with_project_dir("/work/app")?
+/// let ctx = EvalContext::new("/home/me/app/src")?
+///     .with_project_dir("/home/me/app")?
 ///     .with_home("/home/me")?
 ///     .with_additional_dir("../lib")?      // relative to the project
 ///     .with_mode(Some(PermissionMode::AcceptEdits));
-/// assert_eq!(ctx.cwd(), "/work/app/src");
-/// assert_eq!(ctx.additional_dirs(), ["/work/lib"]);
-/// assert!(ctx.in_working_dirs("/work/lib/x.rs"));
-/// assert!(!ctx.in_working_dirs("/work/app/x.rs")); // the project is not the cwd
+/// assert_eq!(ctx.cwd(), "/home/me/app/src");
+/// assert_eq!(ctx.additional_dirs(), ["/home/me/lib"]);
+/// assert!(ctx.in_working_dirs("/home/me/lib/x.rs"));
+/// assert!(!ctx.in_working_dirs("/home/me/app/x.rs")); // the project is not the cwd
 /// # Ok::<(), toolgate::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]

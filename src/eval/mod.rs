@@ -16,7 +16,7 @@
 //! policy.add_rule(Effect::Deny, "Bash(git push --force:*)")?;
 //! policy.add_rule(Effect::Deny, "Read(.env)")?;
 //! let eval = Evaluator::new(&policy)?;
-//! let ctx = EvalContext::new("/work/app")?;
+//! let ctx = EvalContext::new("/home/me/app")?;
 //!
 //! let call = |v| ToolCall::from_json(&v).unwrap();
 //! let d = eval.evaluate(&call(serde_json::json!(
