@@ -1376,8 +1376,15 @@ impl<'s> Parser<'s, '_> {
             h.insert_at = start_cmd;
         }
         if !redirs.is_empty() {
+            // Onto the commands of this script only: a command of a script
+            // read inside the group (`sh -c`, a here-doc fed to a shell) is
+            // run by one of them, which carries the redirection, and the
+            // redirection's spans point into this script, not that one.
+            let script = self.script;
             for c in &mut self.st.reading.commands[start_cmd + n..] {
-                c.redirections.extend(redirs.iter().cloned());
+                if c.script == script {
+                    c.redirections.extend(redirs.iter().cloned());
+                }
             }
         }
     }
