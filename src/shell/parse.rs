@@ -1371,7 +1371,9 @@ impl<'s> Parser<'s, '_> {
         }
         let n = self.st.reading.commands.len() - inner_end;
         self.st.rotate_into(start_cmd, n);
-        for h in &mut self.st.heredocs[heredocs_before..] {
+        // A nested reading may have taken here-docs queued before it.
+        let from = heredocs_before.min(self.st.heredocs.len());
+        for h in &mut self.st.heredocs[from..] {
             h.owner = None;
             h.insert_at = start_cmd;
         }
@@ -1744,7 +1746,9 @@ impl<'s> Parser<'s, '_> {
             None
         };
         self.st.reading.commands.push(cmd);
-        for h in &mut self.st.heredocs[heredocs_before..] {
+        // A nested reading may have taken here-docs queued before it.
+        let from = heredocs_before.min(self.st.heredocs.len());
+        for h in &mut self.st.heredocs[from..] {
             if h.owner.is_none() && h.script == self.script {
                 h.owner = Some(idx);
                 h.insert_at = idx;
