@@ -90,6 +90,42 @@ pub fn relative_to(abs: &str, anchor_dir: &str) -> Option<String> {
         .map(str::to_string)
 }
 
+/// A `match-rules` call path in its two forms (SPEC §13 "In match-rules"):
+/// absolute (when it can be made so: an absolute path, or a relative one
+/// joined to the session directory `cwd`) and relative to the session
+/// directory (when it lies inside it). `cwd` must be absolute UTF-8: an
+/// error message otherwise.
+pub fn session_forms(
+    path: &str,
+    cwd: Option<&std::path::Path>,
+) -> Result<(Option<String>, Option<String>), String> {
+    let cwd = match cwd {
+        None => None,
+        Some(d) => match d.to_str() {
+            Some(s) if s.starts_with('/') => Some(s),
+            _ => {
+                return Err(format!(
+                    "the session directory {} is not an absolute UTF-8 path",
+                    d.display()
+                ));
+            }
+        },
+    };
+    Ok(if path.starts_with('/') {
+        let abs = normalize_lexical(path);
+        let rel = match (&abs, cwd) {
+            (Some(a), Some(d)) => relative_to(a, d),
+            _ => None,
+        };
+        (abs, rel)
+    } else {
+        (
+            cwd.and_then(|d| join_lexical(d, path)),
+            normalize_lexical(path),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

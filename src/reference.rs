@@ -24,7 +24,6 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::eval::call::ToolCall;
-use crate::paths::{join_lexical, normalize_lexical, relative_to};
 use crate::rule::Rule;
 use crate::rule::claude::canonical_tool;
 use crate::rule::pattern::{
@@ -392,33 +391,9 @@ pub fn host_of(url: &str) -> Result<String, Error> {
 
 /// A path rule against a call path, in `match-rules` (see [`match_rule`]).
 fn path_rule_matches(p: &PathPattern, path: &str, ctx: &MatchContext) -> Result<bool, Error> {
-    let cwd = match &ctx.cwd {
-        None => None,
-        Some(d) => match d.to_str() {
-            Some(s) if s.starts_with('/') => Some(s),
-            _ => {
-                return Err(call_error(format!(
-                    "the session directory {} is not an absolute UTF-8 path",
-                    d.display()
-                )));
-            }
-        },
-    };
     // The path as an absolute path (when it can be one) and relative to
     // the session directory (when it lies inside it).
-    let (abs, rel) = if path.starts_with('/') {
-        let abs = normalize_lexical(path);
-        let rel = match (&abs, cwd) {
-            (Some(a), Some(d)) => relative_to(a, d),
-            _ => None,
-        };
-        (abs, rel)
-    } else {
-        (
-            cwd.and_then(|d| join_lexical(d, path)),
-            normalize_lexical(path),
-        )
-    };
+    let (abs, rel) = crate::paths::session_forms(path, ctx.cwd.as_deref()).map_err(call_error)?;
     Ok(match p.anchor {
         Anchor::Root => abs.is_some_and(|a| path_matches(p, a.trim_start_matches('/'))),
         Anchor::Home => rel.is_some_and(|r| match r.split_once('/') {

@@ -804,35 +804,8 @@ fn path_rule_matches(
     path: &str,
     ctx: &crate::MatchContext,
 ) -> Result<bool, Error> {
-    use crate::paths::{join_lexical, normalize_lexical, relative_to};
-    let cwd = match &ctx.cwd {
-        None => None,
-        Some(d) => match d.to_str() {
-            Some(s) if s.starts_with('/') => Some(s),
-            _ => {
-                return Err(Error::new(
-                    ErrorKind::Call,
-                    format!(
-                        "the session directory {} is not an absolute UTF-8 path",
-                        d.display()
-                    ),
-                ));
-            }
-        },
-    };
-    let (abs, rel) = if path.starts_with('/') {
-        let abs = normalize_lexical(path);
-        let rel = match (&abs, cwd) {
-            (Some(a), Some(d)) => relative_to(a, d),
-            _ => None,
-        };
-        (abs, rel)
-    } else {
-        (
-            cwd.and_then(|d| join_lexical(d, path)),
-            normalize_lexical(path),
-        )
-    };
+    let (abs, rel) = crate::paths::session_forms(path, ctx.cwd.as_deref())
+        .map_err(|m| Error::new(ErrorKind::Call, m))?;
     let hit = |r: &str| path_matches(p, r);
     match p.anchor {
         Anchor::Root => match abs {
