@@ -130,3 +130,24 @@ fn bad_calls_and_policies_exit_2() {
         "{out}"
     );
 }
+
+/// A reader that goes away early (`toolgate explain … | head -1`) ends the
+/// command quietly: no panic message, the usual exit code.
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    use std::process::Stdio;
+    // Far more than a pipe buffer holds, so the write meets the closed pipe.
+    let cmd: String = (0..6000).map(|i| format!("echo {i}; ")).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["explain", "--bash", &cmd])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolgate runs");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("toolgate ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}

@@ -167,14 +167,20 @@ pub fn run(args: Args) -> ExitCode {
     let name = policy_name(&policy, &args.policy);
     if args.json {
         match serde_json::to_string_pretty(&render_json(&policy, &name, args.harness)) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                if super::emit(&(s + "\n")).is_err() {
+                    return ExitCode::from(2);
+                }
+            }
             Err(e) => {
                 eprintln!("toolgate: cannot write json: {e}");
                 return ExitCode::from(2);
             }
         }
     } else {
-        print!("{}", render_text(&policy, &name, args.harness));
+        if super::emit(&render_text(&policy, &name, args.harness)).is_err() {
+            return ExitCode::from(2);
+        }
     }
     ExitCode::SUCCESS
 }

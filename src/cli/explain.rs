@@ -58,15 +58,21 @@ pub fn run(args: Args) -> ExitCode {
             Ok(v)
         });
         match json.and_then(|v| serde_json::to_string_pretty(&v)) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                if super::emit(&(s + "\n")).is_err() {
+                    return ExitCode::from(2);
+                }
+            }
             Err(e) => {
                 eprintln!("toolgate: cannot write the reading as json: {e}");
                 return ExitCode::from(2);
             }
         }
     } else {
-        print!("{}", render(&reading));
-        print!("{}", render_reduction(&reduction));
+        let text = render(&reading) + &render_reduction(&reduction);
+        if super::emit(&text).is_err() {
+            return ExitCode::from(2);
+        }
     }
     ExitCode::SUCCESS
 }
@@ -338,7 +344,11 @@ fn run_decision(args: Args) -> ExitCode {
             out["reduction"] = serde_json::to_value(&reduction).unwrap_or(Value::Null);
         }
         match serde_json::to_string_pretty(&out) {
-            Ok(s) => println!("{s}"),
+            Ok(s) => {
+                if super::emit(&(s + "\n")).is_err() {
+                    return ExitCode::from(2);
+                }
+            }
             Err(e) => {
                 eprintln!("toolgate: cannot write the explanation as json: {e}");
                 return ExitCode::from(2);
@@ -367,7 +377,9 @@ fn run_decision(args: Args) -> ExitCode {
         }
         out.push('\n');
         out.push_str(&render_decision(&d, &paint));
-        print!("{out}");
+        if super::emit(&out).is_err() {
+            return ExitCode::from(2);
+        }
     }
     ExitCode::SUCCESS
 }

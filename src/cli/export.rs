@@ -159,10 +159,10 @@ pub fn run(args: Args) -> ExitCode {
     let Some(into) = args.into else {
         let block = serde_json::json!({ "permissions": perms });
         return match serde_json::to_string_pretty(&block) {
-            Ok(s) => {
-                println!("{s}");
-                ExitCode::SUCCESS
-            }
+            Ok(s) => match super::emit(&(s + "\n")) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(()) => ExitCode::from(2),
+            },
             Err(e) => fail(format!("cannot write json: {e}")),
         };
     };
@@ -185,8 +185,10 @@ pub fn run(args: Args) -> ExitCode {
         Err(e) => return fail(format!("{shown}: {e}")),
     };
     if added == 0 {
-        println!("{shown}: up to date");
-        return ExitCode::SUCCESS;
+        return match super::emit(&format!("{shown}: up to date\n")) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(()) => ExitCode::from(2),
+        };
     }
     if let Some(dir) = into.parent().filter(|d| !d.as_os_str().is_empty()) {
         if let Err(e) = std::fs::create_dir_all(dir) {
@@ -204,6 +206,8 @@ pub fn run(args: Args) -> ExitCode {
         ));
     }
     let s = if added == 1 { "" } else { "s" };
-    println!("{shown}: added {added} rule{s}");
-    ExitCode::SUCCESS
+    match super::emit(&format!("{shown}: added {added} rule{s}\n")) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(()) => ExitCode::from(2),
+    }
 }

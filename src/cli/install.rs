@@ -53,7 +53,9 @@ pub fn run(args: Args) -> ExitCode {
     match install(&args) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            eprintln!("toolgate: {msg}");
+            if !msg.is_empty() {
+                eprintln!("toolgate: {msg}");
+            }
             ExitCode::from(2)
         }
     }
@@ -110,8 +112,8 @@ fn install(args: &Args) -> Result<(), String> {
         }
     };
     if args.dry_run {
-        print!("{text}");
-        return Ok(());
+        // `emit` has reported a write error already: an empty message.
+        return super::emit(&text).map_err(|()| String::new());
     }
     if change != Change::Unchanged {
         write_atomically(&file, &text)?;
@@ -121,9 +123,7 @@ fn install(args: &Args) -> Result<(), String> {
         Change::Updated => "updated the toolgate hook in",
         Change::Added => "installed the toolgate hook in",
     };
-    println!("{what} {}", file.display());
-    println!("  {command}");
-    Ok(())
+    super::emit(&format!("{what} {}\n  {command}\n", file.display())).map_err(|()| String::new())
 }
 
 /// The new text of Claude Code's settings file `file` with the hook.

@@ -56,3 +56,21 @@ pub fn main() -> ExitCode {
         Command::Lint(args) => lint::run(args),
     }
 }
+
+/// Writes `text` to standard output and flushes it. A reader that went
+/// away (`toolgate explain … | head -1`) is not an error: the rest of the
+/// output is dropped and the command ends as it would have. Any other
+/// write error is reported on stderr and returned as `Err`, for the
+/// command to exit 2.
+pub(crate) fn emit(text: &str) -> Result<(), ()> {
+    use std::io::Write as _;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => {
+            eprintln!("toolgate: cannot write the output: {e}");
+            Err(())
+        }
+    }
+}
