@@ -378,3 +378,49 @@ fn the_worked_audit_in_the_readme_is_what_eval_prints() {
         r.stderr
     );
 }
+
+/// A line whose evaluation panics (a bug) loses that line only: it gets an
+/// error line with its id, no verdict, and every other line is decided.
+#[test]
+fn a_panicking_line_is_an_error_line_not_a_lost_batch() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["eval", "--policy", POLICY, "--cwd", "/w"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("TOOLGATE_EVAL_TEST_PANIC", "2")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolgate runs");
+    let calls = [
+        bash("git status"),
+        json!({"tool_use_id": "t2", "tool": "Bash", "input": {"command": "git status"}})
+            .to_string(),
+        bash("git push --force"),
+    ];
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input(&calls).as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].get("decision").is_some(), "{}", lines[0]);
+    assert_eq!(lines[1]["id"], "t2");
+    assert!(
+        lines[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("internal error"),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[1].get("decision").is_none(), "{}", lines[1]);
+    assert_eq!(lines[2]["decision"], "deny", "{}", lines[2]);
+    assert_eq!(out.status.code(), Some(1));
+}

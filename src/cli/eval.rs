@@ -4,6 +4,11 @@
 //! The input is read in chunks of [`CHUNK`] lines; each chunk is evaluated
 //! in parallel (rayon) and written out in order before the next is read, so
 //! memory stays flat however many calls there are.
+//!
+//! A line whose evaluation panics (a bug) gets an error line of its own and
+//! the batch goes on. Debug builds (never release builds) honour
+//! `TOOLGATE_EVAL_TEST_PANIC=N`, which panics on line N, for the end-to-end
+//! test of that path.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -13,6 +18,7 @@ use std::process::ExitCode;
 
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::policy_args::PolicyArgs;
 use crate::Error;
@@ -357,6 +363,27 @@ fn eval_line(
     }
 }
 
+/// The output line of a line whose evaluation panicked: an error carrying
+/// the line's `tool_use_id` when it has one.
+fn internal_error(raw: &[u8], n: u64) -> Outcome {
+    let id = serde_json::from_slice::<Value>(raw)
+        .ok()
+        .and_then(|v| match v.get("tool_use_id") {
+            Some(v @ (Value::String(_) | Value::Number(_))) => Some(v.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| Value::from(n));
+    Outcome {
+        line: json!({
+            "error": format!("line {n}: internal error while deciding (a bug in toolgate; the call was not decided)"),
+            "id": id,
+        })
+        .to_string(),
+        verdict: None,
+        rule: None,
+    }
+}
+
 /// Counts for `--summary`.
 #[derive(Default)]
 struct Summary {
@@ -437,6 +464,14 @@ fn stream(
         ..Summary::default()
     };
     let prepared = line_context(&Map::new(), defaults, evaluator).ok();
+    // Debug builds only: the end-to-end test of a panicking line.
+    let panic_on: Option<u64> = if cfg!(debug_assertions) {
+        std::env::var("TOOLGATE_EVAL_TEST_PANIC")
+            .ok()
+            .and_then(|s| s.parse().ok())
+    } else {
+        None
+    };
     let mut chunk: Vec<Vec<u8>> = Vec::with_capacity(CHUNK);
     let mut first = 1u64;
     loop {
@@ -457,13 +492,17 @@ fn stream(
             .par_iter()
             .enumerate()
             .map(|(i, raw)| {
-                eval_line(
-                    raw,
-                    first + i as u64,
-                    defaults,
-                    prepared.as_ref(),
-                    evaluator,
-                )
+                let n = first + i as u64;
+                // A bug that panics on one line costs that line, never the
+                // batch: the line gets an error (no verdict, so never an
+                // allow) and the rest go on.
+                catch_unwind(AssertUnwindSafe(|| {
+                    if panic_on == Some(n) {
+                        panic!("test panic requested by TOOLGATE_EVAL_TEST_PANIC={n}");
+                    }
+                    eval_line(raw, n, defaults, prepared.as_ref(), evaluator)
+                }))
+                .unwrap_or_else(|_| internal_error(raw, n))
             })
             .collect();
         for r in &results {
