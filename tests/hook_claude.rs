@@ -194,7 +194,7 @@ fn codex_hook_cases() {
 
 #[test]
 fn cursor_hook_cases() {
-    run_cases("cursor", 10);
+    run_cases("cursor", 20);
 }
 
 /// Runs every case of `tests/data/hook/<harness>.jsonl`; reports all

@@ -311,7 +311,12 @@ fn install_cursor_registers_both_events() {
     let keys: Vec<&String> = doc["hooks"].as_object().unwrap().keys().collect();
     assert_eq!(
         keys,
-        ["afterFileEdit", "beforeShellExecution", "beforeReadFile"]
+        [
+            "afterFileEdit",
+            "beforeShellExecution",
+            "beforeReadFile",
+            "beforeMCPExecution"
+        ]
     );
     let read = &doc["hooks"]["beforeReadFile"][0];
     assert_eq!(read["failClosed"], true);

@@ -41,7 +41,8 @@ pub enum Harness {
     Claude,
     /// OpenAI Codex's PreToolUse hook (it cannot ask: ask becomes deny).
     Codex,
-    /// Cursor's beforeShellExecution or beforeReadFile hook (--event).
+    /// Cursor's beforeShellExecution, beforeReadFile or beforeMCPExecution
+    /// hook (--event).
     Cursor,
 }
 
@@ -54,6 +55,9 @@ pub enum CursorEvent {
     /// A file read (cannot ask: ask becomes deny).
     #[value(name = "beforeReadFile")]
     BeforeReadFile,
+    /// An MCP tool call.
+    #[value(name = "beforeMCPExecution")]
+    BeforeMcpExecution,
 }
 
 impl CursorEvent {
@@ -62,6 +66,7 @@ impl CursorEvent {
         match self {
             CursorEvent::BeforeShellExecution => cursor::Event::BeforeShellExecution,
             CursorEvent::BeforeReadFile => cursor::Event::BeforeReadFile,
+            CursorEvent::BeforeMcpExecution => cursor::Event::BeforeMcpExecution,
         }
     }
 }
@@ -247,7 +252,29 @@ fn decide_cursor(event: cursor::Event, opts: &HookOpts, bytes: &[u8]) -> Outcome
     if let Ok(dir) = std::env::current_dir() {
         starts.push(dir);
     }
-    match evaluate(opts, &input.call, &input.cwd, &project, &starts) {
+    let result = match &input.mcp_tool_of_unknown_server {
+        None => evaluate(opts, &input.call, &input.cwd, &project, &starts),
+        Some(tool) => evaluate_with(opts, &input.cwd, &project, &starts, |ev, ctx| {
+            // The server is unknown: decide for each server the policy
+            // could mean, then combine (see `cursor::combine_unknown_server`).
+            let mut decided = Vec::new();
+            for server in cursor::mcp_candidates(ev.rules()) {
+                let call =
+                    ToolCall::new(&format!("mcp__{server}__{tool}"), input.call.input.clone())?;
+                decided.push(decide_one(ev, &call, ctx)?);
+            }
+            let verdicts: Vec<Verdict> = decided.iter().map(|d| d.0).collect();
+            let (verdict, at) = cursor::combine_unknown_server(&verdicts);
+            let (_, reason, rule) = decided.swap_remove(at);
+            let reason = if verdict == Verdict::Ask && verdicts.first() != Some(&Verdict::Ask) {
+                format!("the MCP server of {tool:?} is not given, and on some server {reason}")
+            } else {
+                reason
+            };
+            Ok((verdict, reason, rule))
+        }),
+    };
+    match result {
         Ok((verdict, reason, rule)) => {
             let (verdict, reason) = if verdict == Verdict::Allow && opts.no_allow {
                 (Verdict::None, format!("{reason}; --no-allow withholds it"))
@@ -329,6 +356,33 @@ fn evaluate(
     project: &Path,
     tuff_starts: &[PathBuf],
 ) -> Result<Evaluated, Error> {
+    evaluate_with(opts, cwd, project, tuff_starts, |ev, ctx| {
+        decide_one(ev, call, ctx)
+    })
+}
+
+/// One call's verdict, reason and deciding rule.
+fn decide_one(
+    evaluator: &Evaluator,
+    call: &ToolCall,
+    ctx: &EvalContext,
+) -> Result<Evaluated, Error> {
+    let d = evaluator.evaluate(call, ctx)?;
+    let rule = d.rule.map(|r| {
+        let p = &r.rule.provenance;
+        (r.rule.text.clone(), p.source.to_string(), p.item())
+    });
+    Ok((d.verdict, d.reason(), rule))
+}
+
+/// Loads the policy, builds the context, and runs `decide` on them.
+fn evaluate_with(
+    opts: &HookOpts,
+    cwd: &str,
+    project: &Path,
+    tuff_starts: &[PathBuf],
+    decide: impl FnOnce(&Evaluator, &EvalContext) -> Result<Evaluated, Error>,
+) -> Result<Evaluated, Error> {
     let policy = load_policy(&opts.policy, project, tuff_starts)?;
     // A hook answers one call and exits: build no shared automata.
     let evaluator = Evaluator::with_config(&policy, Config::one_shot())?;
@@ -348,12 +402,7 @@ fn evaluate(
         ctx = ctx.with_home(&home)?;
     }
     let ctx = evaluator.with_policy_dirs(ctx)?;
-    let d = evaluator.evaluate(call, &ctx)?;
-    let rule = d.rule.map(|r| {
-        let p = &r.rule.provenance;
-        (r.rule.text.clone(), p.source.to_string(), p.item())
-    });
-    Ok((d.verdict, d.reason(), rule))
+    decide(&evaluator, &ctx)
 }
 
 /// A non-empty directory from the environment.

@@ -208,7 +208,7 @@ pub fn merge_codex(text: &str, command: &str) -> Result<(String, Change), String
 }
 
 /// The new text of Cursor's `hooks.json` with the hook registered for
-/// `beforeShellExecution` and `beforeReadFile` (`command` plus
+/// `beforeShellExecution`, `beforeReadFile` and `beforeMCPExecution` (`command` plus
 /// `--event EVENT`).
 fn install_cursor(file: &Path, command: &str) -> Result<(String, Change), String> {
     let mut doc = match std::fs::read_to_string(file) {
@@ -230,7 +230,8 @@ fn install_cursor(file: &Path, command: &str) -> Result<(String, Change), String
 }
 
 /// Merges the hook into a Cursor `hooks.json` document: for each of
-/// `beforeShellExecution` and `beforeReadFile`, `{"command": "<command>
+/// `beforeShellExecution`, `beforeReadFile` and `beforeMCPExecution`,
+/// `{"command": "<command>
 /// --event EVENT", "failClosed": true}` is kept when there, replaces an
 /// earlier toolgate Cursor hook of the event, else is appended. Every
 /// other key keeps its value and its place.
@@ -245,7 +246,11 @@ pub fn merge_cursor(doc: &mut Value, command: &str) -> Result<Change, String> {
         return Err("its \"hooks\" is not an object".into());
     };
     let mut changes = Vec::new();
-    for event in ["beforeShellExecution", "beforeReadFile"] {
+    for event in [
+        "beforeShellExecution",
+        "beforeReadFile",
+        "beforeMCPExecution",
+    ] {
         let ours = format!("{command} --event {event}");
         let list = hooks
             .entry(event)

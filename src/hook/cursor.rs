@@ -1,4 +1,5 @@
-//! Cursor's `beforeShellExecution` and `beforeReadFile` hooks (SPEC §11).
+//! Cursor's `beforeShellExecution`, `beforeReadFile` and
+//! `beforeMCPExecution` hooks (SPEC §11).
 //!
 //! Input on stdin: the common fields (`hook_event_name`,
 //! `conversation_id`, `generation_id`, `workspace_roots`) and the event's
@@ -13,8 +14,14 @@
 //! tuff does (Cursor's own approval is separate). `beforeReadFile` cannot
 //! ask, so ask answers deny there. A refusal is a deny with exit code 2.
 //!
-//! `beforeMCPExecution` is not answered: its input names the tool but not
-//! its server, so rules on `mcp__server__tool` could not be matched.
+//! `beforeMCPExecution` gives `tool_name` (and `tool_input`, an object or
+//! a JSON string, not consulted: MCP rules name tools only). A `tool_name`
+//! of the form `MCP:server:tool` or `mcp__server__tool` is the call
+//! `mcp__server__tool`. A bare tool name does not say which server it
+//! belongs to, so it is decided for every server the policy could mean
+//! ([`mcp_candidates`], [`combine_unknown_server`]): a rule that matches
+//! whatever the server is decides as usual; a rule that matches only for
+//! some servers makes a deny or an ask into an ask, and withholds an allow.
 
 use serde_json::{Value, json};
 
@@ -30,6 +37,8 @@ pub enum Event {
     BeforeShellExecution,
     /// `beforeReadFile`: a file read (a `Read` call); cannot ask.
     BeforeReadFile,
+    /// `beforeMCPExecution`: an MCP tool call (`mcp__server__tool`).
+    BeforeMcpExecution,
 }
 
 impl Event {
@@ -38,12 +47,13 @@ impl Event {
         match self {
             Event::BeforeShellExecution => "beforeShellExecution",
             Event::BeforeReadFile => "beforeReadFile",
+            Event::BeforeMcpExecution => "beforeMCPExecution",
         }
     }
 
     /// Whether the event can answer ask.
     pub fn can_ask(self) -> bool {
-        self == Event::BeforeShellExecution
+        self != Event::BeforeReadFile
     }
 }
 
@@ -60,6 +70,102 @@ pub struct Input {
     pub conversation_id: Option<String>,
     /// `generation_id`, if any.
     pub generation_id: Option<String>,
+    /// For `beforeMCPExecution` with a bare tool name: the tool, whose
+    /// server is unknown. `call` then names the server [`UNKNOWN_SERVER`].
+    pub mcp_tool_of_unknown_server: Option<String>,
+}
+
+/// The server name of an MCP call whose server the input does not give: a
+/// name no server has (`?` is not a character of server names), so only a
+/// rule that matches every server matches it.
+pub const UNKNOWN_SERVER: &str = "?";
+
+/// The MCP tool a `tool_name` names: `(Some(server), tool)` for
+/// `MCP:server:tool` and `mcp__server__tool`, `(None, tool)` for a bare
+/// tool name.
+fn mcp_tool_name(name: &str) -> Result<(Option<&str>, &str), Error> {
+    let bad = || {
+        Error::new(
+            ErrorKind::Call,
+            format!("the hook input's tool_name {name:?} is not an MCP tool name"),
+        )
+    };
+    let split = if let Some(rest) = name.strip_prefix("MCP:") {
+        Some(rest.split_once(':').ok_or_else(bad)?)
+    } else if let Some(rest) = name.strip_prefix("mcp__") {
+        Some(rest.split_once("__").ok_or_else(bad)?)
+    } else {
+        None
+    };
+    match split {
+        Some((server, tool)) if !server.is_empty() && !tool.is_empty() => Ok((Some(server), tool)),
+        Some(_) => Err(bad()),
+        None if name.is_empty() || name.contains(char::is_whitespace) => Err(bad()),
+        None => Ok((None, name)),
+    }
+}
+
+/// The servers to decide a tool of an unknown server for: [`UNKNOWN_SERVER`]
+/// first (only rules matching every server match it), then, for each rule
+/// on MCP tools, one server its server part matches (its literal text, its
+/// wildcards left out). So every rule that could match the tool on some
+/// server matches on at least one of these.
+pub fn mcp_candidates<'a>(rules: impl IntoIterator<Item = &'a crate::Rule>) -> Vec<String> {
+    use crate::rule::{GlobPiece, ToolMatch};
+    let mut out = vec![UNKNOWN_SERVER.to_string()];
+    for rule in rules {
+        let server = match &rule.tool {
+            ToolMatch::McpServer(s) => Some(s.clone()),
+            ToolMatch::Glob(pieces) => {
+                let mut text = String::new();
+                for p in pieces {
+                    match p {
+                        GlobPiece::Literal(l) => text.push_str(l),
+                        GlobPiece::Star => text.push('\u{0}'),
+                        GlobPiece::Question => text.push('x'),
+                    }
+                }
+                text.strip_prefix("mcp__").and_then(|rest| {
+                    let server = rest.split("__").next().unwrap_or("");
+                    let server = server.replace('\u{0}', "");
+                    (!server.is_empty()).then_some(server)
+                })
+            }
+            ToolMatch::Name(n) => n
+                .strip_prefix("mcp__")
+                .and_then(|rest| rest.split_once("__"))
+                .map(|(s, _)| s.to_string()),
+        };
+        if let Some(s) = server.filter(|s| !out.contains(s)) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The verdict on a tool of an unknown server, from its verdicts on each of
+/// [`mcp_candidates`] (the unknown server first): the unknown server's deny
+/// stands (the rule matches every server); any other deny or ask, or a
+/// verdict that differs between servers, asks; an allow on every server
+/// allows. Returns the verdict and the index of the candidate whose
+/// decision to report.
+pub fn combine_unknown_server(verdicts: &[Verdict]) -> (Verdict, usize) {
+    let Some(first) = verdicts.first() else {
+        return (Verdict::Ask, 0);
+    };
+    if *first == Verdict::Deny {
+        return (Verdict::Deny, 0);
+    }
+    if let Some(i) = verdicts
+        .iter()
+        .position(|v| matches!(v, Verdict::Deny | Verdict::Ask))
+    {
+        return (Verdict::Ask, i);
+    }
+    if verdicts.iter().all(|v| *v == Verdict::Allow) {
+        return (Verdict::Allow, 0);
+    }
+    (Verdict::None, 0)
 }
 
 fn absolute<'a>(what: &str, p: &'a str) -> Result<&'a str, Error> {
@@ -141,6 +247,8 @@ impl Input {
             .copied()
             .unwrap_or(cwd);
         let mut input = serde_json::Map::new();
+        let mut unknown = None;
+        let mcp_name;
         let tool = match event {
             Event::BeforeShellExecution => {
                 let c = required_str(&obj, "command")?;
@@ -152,6 +260,24 @@ impl Input {
                 input.insert("file_path".into(), Value::String(p.to_string()));
                 "Read"
             }
+            Event::BeforeMcpExecution => {
+                let name = required_str(&obj, "tool_name")?;
+                let (server, tool) = mcp_tool_name(name)?;
+                match obj.get("tool_input") {
+                    Some(Value::Object(m)) => input = m.clone(),
+                    Some(Value::String(s)) => {
+                        if let Ok(Value::Object(m)) = serde_json::from_str(s) {
+                            input = m;
+                        }
+                    }
+                    _ => {}
+                }
+                if server.is_none() {
+                    unknown = Some(tool.to_string());
+                }
+                mcp_name = format!("mcp__{}__{tool}", server.unwrap_or(UNKNOWN_SERVER));
+                &mcp_name
+            }
         };
         Ok(Input {
             call: ToolCall::new(tool, input)?,
@@ -159,6 +285,7 @@ impl Input {
             project: project.to_string(),
             conversation_id: optional_str(&obj, "conversation_id")?.map(str::to_string),
             generation_id: optional_str(&obj, "generation_id")?.map(str::to_string),
+            mcp_tool_of_unknown_server: unknown,
         })
     }
 }
@@ -229,5 +356,44 @@ mod tests {
         ] {
             assert!(Input::parse(bad.as_bytes(), ev).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn mcp_names_and_candidate_servers() {
+        assert_eq!(mcp_tool_name("MCP:gh:get").unwrap(), (Some("gh"), "get"));
+        assert_eq!(
+            mcp_tool_name("mcp__gh__get_x").unwrap(),
+            (Some("gh"), "get_x")
+        );
+        assert_eq!(mcp_tool_name("get").unwrap(), (Option::None, "get"));
+        for bad in ["", "MCP:gh", "MCP::x", "mcp__gh", "a b"] {
+            assert!(mcp_tool_name(bad).is_err(), "{bad:?}");
+        }
+        let rules: Vec<crate::Rule> = [
+            "mcp__gh__delete",
+            "mcp__db",
+            "mcp__*__drop",
+            "mcp__git*__x",
+            "Bash(ls)",
+        ]
+        .iter()
+        .map(|t| {
+            let p = crate::rule::Provenance::standalone(crate::rule::List::Deny);
+            crate::rule::claude::parse_rule(
+                t,
+                crate::Effect::Deny,
+                crate::rule::Dialect::ClaudeCode,
+                p,
+            )
+            .unwrap()
+        })
+        .collect();
+        assert_eq!(mcp_candidates(&rules), ["?", "gh", "db", "git"]);
+        use Verdict::*;
+        assert_eq!(combine_unknown_server(&[Deny, Deny]), (Deny, 0));
+        assert_eq!(combine_unknown_server(&[None, Deny]), (Ask, 1));
+        assert_eq!(combine_unknown_server(&[Allow, Ask]), (Ask, 1));
+        assert_eq!(combine_unknown_server(&[Allow, Allow]), (Allow, 0));
+        assert_eq!(combine_unknown_server(&[None, Allow]), (None, 0));
     }
 }
