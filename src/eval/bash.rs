@@ -256,11 +256,30 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
         return;
     }
     // A path only known for deny and ask rules ($HOME/x, ~/x expanded).
-    if let Some(abs) = f.expanded.as_ref().and_then(|p| absolute(p, ctx)) {
+    // Its expansion still says where the file is: one outside the working
+    // directories needs its own approval, as it would spelled out
+    // (`cat ~/x` as `cat /home/me/x`), and so does one whose expansion is
+    // unknown (no home directory).
+    let expanded = f.expanded.as_ref().map(|p| absolute(p, ctx));
+    if let Some(None) = expanded {
+        out.list.push(Action {
+            kind,
+            subject: f.text.clone(),
+            needs_approval: true,
+            call_rules: false,
+            target: Target::DynamicPath {
+                access,
+                text: f.text.clone(),
+            },
+            facts: ModeFacts::default(),
+        });
+    }
+    if let Some(Some(abs)) = expanded {
+        let inside = ctx.in_working_dirs(&abs);
         out.list.push(Action {
             kind,
             subject: abs.clone(),
-            needs_approval: false,
+            needs_approval: access == Access::Edit || !inside,
             call_rules: false,
             target: Target::Path {
                 access,
@@ -271,7 +290,10 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
                 glob,
                 recursive: f.recursive,
             },
-            facts: ModeFacts::default(),
+            facts: ModeFacts {
+                inside,
+                ..ModeFacts::default()
+            },
         });
     }
     // A path whose value is unknown: deny and ask rules that could match
