@@ -660,6 +660,7 @@ fn git(args: &[Word], found: &mut Found) {
         i += 1;
         let t = w.text();
         if w.is_dynamic() || !t.starts_with('-') {
+            git_output(t, args.get(i..).unwrap_or(&[]), found);
             break;
         }
         let setting = if t == "-c" {
@@ -692,6 +693,55 @@ fn git(args: &[Word], found: &mut Found) {
             }) {
                 found.exec(&format!("-c {key}"));
             }
+        }
+    }
+}
+
+/// The files a git subcommand writes through an option: `--output F` of
+/// the diff family (`log`, `diff`, `show`, `format-patch` …), and
+/// `format-patch`'s output directory (`-o D`, `--output-directory D`).
+fn git_output(sub: &str, args: &[Word], found: &mut Found) {
+    const DIFF_FAMILY: &[&str] = &[
+        "log",
+        "diff",
+        "show",
+        "format-patch",
+        "whatchanged",
+        "range-diff",
+        "diff-tree",
+        "diff-files",
+        "diff-index",
+        "stash",
+        "blame",
+    ];
+    if !DIFF_FAMILY.contains(&sub) {
+        return;
+    }
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        let t = w.text();
+        if t == "--" && !w.is_dynamic() {
+            break;
+        }
+        let dir = sub == "format-patch";
+        let takes_next = t == "--output" || (dir && (t == "-o" || t == "--output-directory"));
+        if takes_next {
+            if let Some(v) = args.get(i) {
+                i += 1;
+                found.file(v, Access::Edit, false, Via::Option);
+            }
+            continue;
+        }
+        let inline = t
+            .strip_prefix("--output=")
+            .or_else(|| dir.then(|| t.strip_prefix("--output-directory=")).flatten())
+            .or_else(|| {
+                dir.then(|| t.strip_prefix("-o").filter(|v| !v.is_empty()))
+                    .flatten()
+            });
+        if let Some(v) = inline {
+            found.file_text(v, w.kind, Access::Edit, Via::Option);
         }
     }
 }
