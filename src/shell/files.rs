@@ -494,6 +494,7 @@ fn tar(args: &[Word], found: &mut Found) {
     let mut create = false;
     let mut extract = false;
     let mut archive: Option<Word> = None;
+    let mut chdir: Option<Word> = None;
     let mut operands: Vec<&Word> = Vec::new();
     let mut i = 0;
     let mut first = true;
@@ -542,10 +543,13 @@ fn tar(args: &[Word], found: &mut Found) {
                         found.file(&v, Access::Read, false, Via::Option);
                     }
                 }
-                _ if (programs::TAR_VALUE.contains(&name)
-                    || programs::TAR_CHDIR.contains(&name))
-                    && inline.is_none() =>
-                {
+                _ if programs::TAR_CHDIR.contains(&name) => {
+                    chdir = value().or_else(|| {
+                        i += 1;
+                        args.get(i - 1).cloned()
+                    });
+                }
+                _ if programs::TAR_VALUE.contains(&name) && inline.is_none() => {
                     i += 1;
                 }
                 _ => {}
@@ -562,7 +566,11 @@ fn tar(args: &[Word], found: &mut Found) {
                     archive = args.get(i + values).cloned();
                     values += 1;
                 }
-                'C' | 'b' | 'N' | 'V' | 'H' => values += 1,
+                'C' => {
+                    chdir = args.get(i + values).cloned();
+                    values += 1;
+                }
+                'b' | 'N' | 'V' | 'H' => values += 1,
                 'T' | 'X' => {
                     if let Some(v) = args.get(i + values) {
                         found.file(v, Access::Read, false, Via::Option);
@@ -591,6 +599,21 @@ fn tar(args: &[Word], found: &mut Found) {
             false,
             Via::Option,
         );
+    }
+    // Extracting writes whatever the archive holds, anywhere under the
+    // directory it extracts into.
+    if extract && operands.is_empty() {
+        match &chdir {
+            Some(d) => found.file(d, Access::Edit, true, Via::Option),
+            None => {
+                let here = Word {
+                    span: 0..0,
+                    text: super::Text::Owned(".".to_string()),
+                    kind: WordKind::Literal,
+                };
+                found.file(&here, Access::Edit, true, Via::Operand);
+            }
+        }
     }
     for w in operands {
         if create {
@@ -697,6 +720,58 @@ fn git(args: &[Word], found: &mut Found) {
     }
 }
 
+/// Whether `t` is curl's `-O`/`--remote-name`(`-all`)/`-J`, alone or in a
+/// cluster of short flags (`-sSLO`; a letter that takes a value ends the
+/// cluster: `-XPOST` is not `-O`).
+fn is_curl_remote_name(n: &programs::NetworkProgram, t: &str) -> bool {
+    if matches!(
+        t,
+        "--remote-name" | "--remote-name-all" | "--remote-header-name"
+    ) {
+        return true;
+    }
+    let Some(body) = t.strip_prefix('-').filter(|b| !b.starts_with('-')) else {
+        return false;
+    };
+    for c in body.chars() {
+        if c == 'O' || c == 'J' {
+            return true;
+        }
+        let o = format!("-{c}");
+        if [n.value, n.host_options, n.reads, n.writes]
+            .iter()
+            .any(|l| l.contains(&o.as_str()))
+        {
+            return false;
+        }
+    }
+    false
+}
+
+/// The file a download of URL `w` is saved as, in the working directory:
+/// the last segment of its path (`index.html` when it has none); an edit of
+/// a name nobody can know when the URL is dynamic.
+fn download(w: &Word, found: &mut Found) {
+    // A `?` in a URL makes a glob word; only an expansion hides the name.
+    if w.kind == WordKind::Dynamic {
+        found.file_text(w.text(), WordKind::Dynamic, Access::Edit, Via::Operand);
+        return;
+    }
+    let t = w.text();
+    let rest = t.split_once("://").map_or(t, |(_, r)| r);
+    let path = rest.split(['?', '#']).next().unwrap_or("");
+    let name = match path.split_once('/') {
+        Some((_, p)) => p.rsplit('/').next().unwrap_or(""),
+        None => "",
+    };
+    let name = if name.is_empty() || name == "." || name == ".." {
+        "index.html"
+    } else {
+        name
+    };
+    found.file_text(name, WordKind::Literal, Access::Edit, Via::Operand);
+}
+
 /// The files a git subcommand writes through an option: `--output F` of
 /// the diff family (`log`, `diff`, `show`, `format-patch` …), and
 /// `format-patch`'s output directory (`-o D`, `--output-directory D`).
@@ -750,6 +825,12 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
     let mut operands: Vec<&Word> = Vec::new();
     let mut i = 0;
     let mut end = false;
+    let curl = n.names.contains(&"curl");
+    let wget = n.names.contains(&"wget");
+    // `curl -O` saves each URL under its own name; `wget` does unless
+    // told where (`-O F`, `-P DIR`, recorded as edits) or `--spider`.
+    let mut remote_name = false;
+    let mut wget_saves = wget;
     while let Some(w) = args.get(i) {
         i += 1;
         let t = w.text();
@@ -784,6 +865,17 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
                 (name, inline)
             };
         let known = |l: &[&str]| l.contains(&name);
+        if curl && (is_curl_remote_name(n, t)) {
+            remote_name = true;
+        }
+        if wget
+            && matches!(
+                name,
+                "-O" | "--output-document" | "-P" | "--directory-prefix" | "--spider"
+            )
+        {
+            wget_saves = false;
+        }
         if !(known(n.value) || known(n.host_options) || known(n.reads) || known(n.writes)) {
             continue;
         }
@@ -822,6 +914,11 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
                 let file = file.split(';').next().unwrap_or(file);
                 found.file_text(file, v.kind, Access::Read, Via::Option);
             }
+        }
+    }
+    if remote_name || wget_saves {
+        for w in &operands {
+            download(w, found);
         }
     }
     match n.hosts {

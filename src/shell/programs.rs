@@ -587,7 +587,8 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
             "-c", "-cols", "-g", "-groupsize", "-l", "-len", "-o", "-offset", "-s", "-seek", "-n",
             "-name",
         ],
-        ..f(&["xxd"], Read)
+        // `xxd [IN [OUT]]`: a second operand is written.
+        ..f(&["xxd"], LastEdit)
     },
     FileProgram {
         value: &["-e", "-f", "-n", "-s"],
@@ -679,7 +680,8 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
             "-f", "--skip-fields", "-s", "--skip-chars", "-w", "--check-chars", "--group",
             "--all-repeated",
         ],
-        ..f(&["uniq"], Read)
+        // `uniq [IN [OUT]]`: a second operand is written.
+        ..f(&["uniq"], LastEdit)
     },
     FileProgram {
         reads: &["--files0-from"],
