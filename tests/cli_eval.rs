@@ -15,11 +15,16 @@ struct Run {
 }
 
 fn run(args: &[&str], stdin: &str) -> Run {
+    run_env(args, stdin, &[])
+}
+
+fn run_env(args: &[&str], stdin: &str, env: &[(&str, &str)]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .arg("eval")
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .env("HOME", "/home/tester")
+        .envs(env.iter().copied())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -383,32 +388,18 @@ fn the_worked_audit_in_the_readme_is_what_eval_prints() {
 /// error line with its id, no verdict, and every other line is decided.
 #[test]
 fn a_panicking_line_is_an_error_line_not_a_lost_batch() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .args(["eval", "--policy", POLICY, "--cwd", "/w"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("TOOLGATE_EVAL_TEST_PANIC", "2")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("toolgate runs");
     let calls = [
         bash("git status"),
         json!({"tool_use_id": "t2", "tool": "Bash", "input": {"command": "git status"}})
             .to_string(),
         bash("git push --force"),
     ];
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input(&calls).as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let lines: Vec<Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let r = run_env(
+        &["--policy", POLICY, "--cwd", "/w"],
+        &input(&calls),
+        &[("TOOLGATE_EVAL_TEST_PANIC", "2")],
+    );
+    let lines = &r.lines;
     assert_eq!(lines.len(), 3, "{lines:?}");
     assert!(lines[0].get("decision").is_some(), "{}", lines[0]);
     assert_eq!(lines[1]["id"], "t2");
@@ -422,5 +413,5 @@ fn a_panicking_line_is_an_error_line_not_a_lost_batch() {
     );
     assert!(lines[1].get("decision").is_none(), "{}", lines[1]);
     assert_eq!(lines[2]["decision"], "deny", "{}", lines[2]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(r.code, 1);
 }
