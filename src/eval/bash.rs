@@ -299,16 +299,20 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
     // A path whose value is unknown: deny and ask rules that could match
     // it ask; a read is covered by its command's approval (whose `*` had
     // to cover the word), an edit needs an Edit rule that nothing certain
-    // can give.
+    // can give. A literal relative path after a `cd` to a directory that
+    // is not known (`cd "$D" && cat key`) is such a path: `$PWD/key`, any
+    // directory.
+    let text = if f.kind != WordKind::Dynamic && !f.text.starts_with('/') {
+        format!("$PWD/{}", f.text)
+    } else {
+        f.text.clone()
+    };
     out.list.push(Action {
         kind,
-        subject: f.text.clone(),
+        subject: text.clone(),
         needs_approval: access == Access::Edit,
         call_rules: false,
-        target: Target::DynamicPath {
-            access,
-            text: f.text.clone(),
-        },
+        target: Target::DynamicPath { access, text },
         facts: ModeFacts::default(),
     });
 }

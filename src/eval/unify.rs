@@ -272,7 +272,9 @@ pub(crate) fn glob_path_atoms<'a>(rel: &str) -> Vec<U<'a>> {
 
 /// Text-side atoms of a dynamic path word's source text: quotes dropped,
 /// each expansion (`$NAME`, `${…}`, `$(…)`, `` `…` ``) a hole that may
-/// span directories.
+/// span directories. A leading `~user` (or `~+`, `~-`) is a hole too: some
+/// directory, absolute; a leading `~` or `~/` is left as it is (its
+/// expansion is known and checked on its own).
 pub(crate) fn dynamic_path_atoms<'a>(src: &str) -> Vec<U<'a>> {
     let hole = U::Hole {
         slash: true,
@@ -281,6 +283,13 @@ pub(crate) fn dynamic_path_atoms<'a>(src: &str) -> Vec<U<'a>> {
     let b: Vec<char> = src.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
+    if b.first() == Some(&'~') && !matches!(b.get(1), None | Some('/')) {
+        i = 1;
+        while i < b.len() && b[i] != '/' {
+            i += 1;
+        }
+        out.push(hole);
+    }
     while i < b.len() {
         let c = b[i];
         match c {
