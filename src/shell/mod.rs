@@ -48,6 +48,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 mod brace;
+mod evaluating;
 pub mod files;
 mod parse;
 #[rustfmt::skip]
@@ -67,7 +68,16 @@ pub const MAX_COMMAND_BRACE_WORDS: usize = 4096;
 
 /// Reads a shell command line. Never panics; see the [module](self) docs.
 pub fn read(command: &str) -> Reading {
-    parse::read(command)
+    let mut reading = parse::read(command);
+    let texts: Vec<&str> = reading.scripts.iter().map(|s| &*s.text).collect();
+    if let Some((script, span)) = evaluating::find(&texts) {
+        reading.incomplete.push(Incomplete {
+            reason: Reason::ValueRunsCode,
+            script,
+            span,
+        });
+    }
+    reading
 }
 
 /// What a command line runs, as far as it can be read.
@@ -429,6 +439,10 @@ pub enum Reason {
     TooManyWords,
     /// A construct the reader does not read (`coproc`, an ambiguous `$((`).
     Unsupported,
+    /// A value the command sets could run as code: arithmetic, a subscript,
+    /// `${!x}` or `${x@P}` on it, or on a positional parameter
+    /// (`x='a[$(…)]'; echo $((x))`).
+    ValueRunsCode,
 }
 
 impl Reason {
@@ -445,6 +459,7 @@ impl Reason {
             Reason::TooLong => "the command is longer than 64 KiB",
             Reason::TooManyWords => "brace expansion gives too many words",
             Reason::Unsupported => "a construct the reader does not read",
+            Reason::ValueRunsCode => "a value the command sets could run as code",
         }
     }
 }
