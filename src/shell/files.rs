@@ -720,6 +720,21 @@ fn git(args: &[Word], found: &mut Found) {
     }
 }
 
+/// The key of an ssh `-o` setting that runs a local command
+/// (`ProxyCommand`, `LocalCommand`, `KnownHostsCommand`, `Match exec`).
+fn ssh_exec_option(setting: &str) -> Option<String> {
+    let key = setting
+        .split(['=', ' ', '\t'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    matches!(
+        key.as_str(),
+        "proxycommand" | "localcommand" | "permitlocalcommand" | "knownhostscommand" | "match"
+    )
+    .then_some(key)
+}
+
 /// Whether `t` is curl's `-O`/`--remote-name`(`-all`)/`-J`, alone or in a
 /// cluster of short flags (`-sSLO`; a letter that takes a value ends the
 /// cluster: `-XPOST` is not `-O`).
@@ -789,6 +804,25 @@ fn git_output(sub: &str, args: &[Word], found: &mut Found) {
         "stash",
         "blame",
     ];
+    // Options that name a program git runs on this machine.
+    let runs: &[&str] = match sub {
+        "clone" => &["-u", "--upload-pack"],
+        "fetch" | "pull" | "ls-remote" => &["--upload-pack"],
+        "push" | "send-pack" => &["--receive-pack", "--exec"],
+        "archive" => &["--exec"],
+        _ => &[],
+    };
+    for w in args {
+        let t = w.text();
+        let name = if t.starts_with("--") {
+            t.split('=').next().unwrap_or("")
+        } else {
+            t.get(..2).unwrap_or("")
+        };
+        if runs.contains(&name) {
+            found.exec(&format!("{sub} {name}"));
+        }
+    }
     if !DIFF_FAMILY.contains(&sub) {
         return;
     }
@@ -826,6 +860,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
     let mut i = 0;
     let mut end = false;
     let curl = n.names.contains(&"curl");
+    let ssh = n.names.contains(&"ssh") || n.names.contains(&"scp");
     let wget = n.names.contains(&"wget");
     // `curl -O` saves each URL under its own name; `wget` does unless
     // told where (`-O F`, `-P DIR`, recorded as edits) or `--spider`.
@@ -865,6 +900,15 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
                 (name, inline)
             };
         let known = |l: &[&str]| l.contains(&name);
+        if ssh && t.starts_with("-o") {
+            let value = match t.get(2..) {
+                Some(v) if !v.is_empty() => Some(v),
+                _ => args.get(i).map(|w| w.text()),
+            };
+            if let Some(key) = value.and_then(ssh_exec_option) {
+                found.exec(&format!("-o {key}"));
+            }
+        }
         if curl && (is_curl_remote_name(n, t)) {
             remote_name = true;
         }

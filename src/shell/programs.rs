@@ -317,6 +317,80 @@ pub static WRAPPERS: &[Wrapper] = &[
         runs: Runs::Script,
         ..w(&["eval"])
     },
+    // Beyond SPEC §8.2's list: programs that run the command after them
+    // (tracers, sandboxes, schedulers, privilege tools), so that deny and
+    // ask rules see it (`strace rm -rf x` is `rm -rf x` to a deny rule).
+    Wrapper {
+        value: &["-o", "-e", "-p", "-s", "-u", "-E", "-P", "-a", "-b", "-X", "-O", "-S"],
+        flags: &["-f", "-ff", "-c", "-C", "-w", "-t", "-tt", "-ttt", "-T", "-v", "-V", "-x", "-xx", "-y", "-yy", "-q", "-qq", "-i", "-r", "-z", "-Z", "-k"],
+        ..w(&["strace"])
+    },
+    Wrapper {
+        value: &["-o", "-e", "-p", "-s", "-u", "-a", "-A", "-D", "-l", "-n", "-x", "-w"],
+        flags: &["-f", "-c", "-C", "-i", "-r", "-S", "-t", "-tt", "-ttt", "-T", "-b"],
+        ..w(&["ltrace"])
+    },
+    Wrapper {
+        flags: &["-q", "-v", "--quiet", "--verbose"],
+        ..w(&["valgrind"])
+    },
+    Wrapper {
+        flags: &["--quiet", "--debug", "--noprofile", "--private", "--net=none", "--nonewprivs", "--seccomp"],
+        ..w(&["firejail"])
+    },
+    Wrapper {
+        flags: &["-a", "--all-tasks", "-b", "--batch", "-d", "--deadline", "-f", "--fifo", "-i", "--idle", "-o", "--other", "-r", "--rr", "-R", "--reset-on-fork", "-v", "--verbose"],
+        value: &["-T", "--sched-runtime", "-P", "--sched-period", "-D"],
+        modes: &["-p", "--pid", "-m", "--max"],
+        operands: 1,
+        ..w(&["chrt"])
+    },
+    Wrapper {
+        flags: &["-a", "--all-tasks", "-c", "--cpu-list"],
+        modes: &["-p", "--pid"],
+        operands: 1,
+        ..w(&["taskset"])
+    },
+    Wrapper {
+        value: &["-u", "--user", "-g", "--group", "-G", "--supp-group", "-w", "--whitelist-environment"],
+        flags: &["-l", "--login", "-m", "-p", "--preserve-environment", "-P", "--pty"],
+        script: &["-c", "--command"],
+        ..w(&["runuser"])
+    },
+    Wrapper {
+        value: &["--user"],
+        flags: &["--disable-internal-agent", "--keep-cwd"],
+        ..w(&["pkexec"])
+    },
+    Wrapper {
+        queries: &["--help", "--version"],
+        ..w(&["toybox"])
+    },
+    Wrapper {
+        value: &["-e", "--error-file", "-f", "--auth-file", "-n", "--server-num", "-p", "--xauth-protocol", "-s", "--server-args", "-w", "--wait"],
+        flags: &["-a", "--auto-servernum", "-l", "--listen-tcp"],
+        ..w(&["xvfb-run"])
+    },
+    Wrapper {
+        value: &["--config-file", "--dbus-daemon"],
+        flags: &["--session"],
+        ..w(&["dbus-run-session"])
+    },
+    Wrapper {
+        flags: &["-e", "-v"],
+        ..w(&["chronic"])
+    },
+    Wrapper {
+        value: &["-p", "--property", "-u", "--unit", "-E", "--setenv", "--slice", "--description", "-M", "--machine", "-H", "--host", "--uid", "--gid", "--nice", "--working-directory", "--on-calendar", "--on-active"],
+        flags: &["--user", "--system", "-t", "--pty", "-P", "--pipe", "-q", "--quiet", "-G", "--collect", "--wait", "--scope", "-S", "--shell", "-d", "--same-dir", "-r", "--remain-after-exit"],
+        ..w(&["systemd-run"])
+    },
+    // `trap ACTION SIGNAL…`: the action is code the shell runs later.
+    Wrapper {
+        queries: &["-l", "-p", "-P"],
+        runs: Runs::Script,
+        ..w(&["trap"])
+    },
 ];
 
 /// The wrapper of this name, if it is one.
@@ -565,6 +639,8 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
             "--tabs", "--shift", "--max-back-scroll", "--lines", "--window",
         ],
         writes: &["--log-file", "--LOG-FILE"],
+        // `+cmd` runs a less command at start (`+!cmd` a shell command).
+        exec: &["+"],
         ..f(&["less"], Read)
     },
     FileProgram {
@@ -673,6 +749,7 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
         ],
         writes: &["-o", "--output"],
         reads: &["--files0-from"],
+        exec: &["--compress-program"],
         ..f(&["sort"], Read)
     },
     FileProgram {
@@ -775,6 +852,13 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
         reads: &["--passphrase-file", "--import"],
         writes: &["-o", "--output"],
         ..f(&["gpg", "gpg2"], Read)
+    },
+    // `man PAGE`: its operands are page names; a pager or browser it is
+    // given is a command it runs.
+    FileProgram {
+        value: &["-M", "--manpath", "-S", "-s", "--sections", "-L", "--locale", "-m", "--systems", "-E", "--encoding", "-R", "--recode", "-C", "--config-file"],
+        exec: &["-P", "--pager", "-H", "--html"],
+        ..f(&["man"], Operands::None)
     },
     FileProgram {
         value: &["-c", "--cmd", "-S", "-u", "-U", "-i", "-t", "-T", "-w", "-W", "-s"],
