@@ -239,7 +239,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             matches!(
                 r.op,
                 RedirectionOp::HereDoc | RedirectionOp::HereDocStrip | RedirectionOp::HereString
-            )
+            ) || dynamic_stdin(r)
         }) {
             found.push((i, None));
         }
@@ -264,6 +264,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
                 Some(r.target.clone()),
                 r.span.clone(),
             )),
+            _ if dynamic_stdin(r) => Some((ScriptKind::HereString, None, r.span.clone())),
             _ => None,
         });
         let input = match own {
@@ -363,9 +364,17 @@ fn is_shell(c: &Command) -> bool {
         && program_base(c).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
 }
 
-/// A shell with neither `-c` nor a script operand (or with `-s`) reads its
-/// script from standard input.
+/// Files that are a process's standard input.
+const STDIN_FILES: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
+
+/// A shell with neither `-c` nor a script operand (or with `-s`, or with
+/// standard input as its script file) reads its script from standard
+/// input; so does `source /dev/stdin`.
 fn reads_stdin_script(c: &Command) -> bool {
+    let stdin_file = |w: &Word| !w.is_dynamic() && STDIN_FILES.contains(&w.text());
+    if program_base(c).is_some_and(|b| b == "source" || b == ".") {
+        return c.words.get(1).is_some_and(stdin_file);
+    }
     if !is_shell(c) {
         return false;
     }
@@ -374,7 +383,13 @@ fn reads_stdin_script(c: &Command) -> bool {
         let t = w.text().as_bytes();
         t.len() > 1 && t[0] == b'-' && t[1] != b'-' && t.contains(&b's')
     });
-    !has_c && (operand.is_none() || dash_s)
+    let stdin_operand = operand.and_then(|i| c.words.get(i)).is_some_and(stdin_file);
+    !has_c && (operand.is_none() || dash_s || stdin_operand)
+}
+
+/// `< <(cmd)` or `< "$F"` on standard input: a script nobody can read.
+fn dynamic_stdin(r: &Redirection) -> bool {
+    r.op == RedirectionOp::Read && r.fd.is_none_or(|f| f == 0) && r.target.is_dynamic()
 }
 
 /// The literal text a command writes to its standard output, when it is

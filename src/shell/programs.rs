@@ -385,6 +385,31 @@ pub static WRAPPERS: &[Wrapper] = &[
         flags: &["--user", "--system", "-t", "--pty", "-P", "--pipe", "-q", "--quiet", "-G", "--collect", "--wait", "--scope", "-S", "--shell", "-d", "--same-dir", "-r", "--remain-after-exit"],
         ..w(&["systemd-run"])
     },
+    // Shells outside SPEC's list: their `-c` script is read as a POSIX
+    // script, so deny rules see the commands in it; what does not read
+    // cleanly makes the invocation incomplete.
+    Wrapper {
+        flags: &["-f", "-e", "-x", "-v", "-X", "-V", "-n", "-l", "-i", "-b", "-m", "-q", "-s", "-t"],
+        script: &["-c"],
+        runs: Runs::ScriptOption,
+        ..w(&["csh", "tcsh"])
+    },
+    Wrapper {
+        flags: &[
+            "-NoProfile", "-noprofile", "-NoLogo", "-nologo", "-NonInteractive",
+            "-noninteractive", "-nop", "-NoExit", "-Login", "-l",
+        ],
+        value: &["-ExecutionPolicy", "-ep", "-WorkingDirectory", "-wd", "-OutputFormat", "-InputFormat"],
+        script: &["-c", "-Command", "-command", "-EncodedCommand", "-e", "-ec"],
+        runs: Runs::ScriptOption,
+        ..w(&["pwsh", "powershell"])
+    },
+    Wrapper {
+        flags: &["-n", "--no-config-file", "-l", "--login", "-i", "--interactive", "--no-rc", "--norc"],
+        script: &["-c", "--commands"],
+        runs: Runs::ScriptOption,
+        ..w(&["nu", "elvish", "xonsh"])
+    },
     // `trap ACTION SIGNAL…`: the action is code the shell runs later.
     Wrapper {
         queries: &["-l", "-p", "-P"],

@@ -816,7 +816,38 @@ fn wrapper_options(
             let text = rest.iter().map(|w| w.text()).collect::<Vec<_>>().join(" ");
             Next::Script(Ok(text))
         }
-        Runs::ScriptOption => Next::Nothing,
+        Runs::ScriptOption => {
+            // `su USER -c CMD`: the words after the user go to the user's
+            // shell, so a `-c` there is still a script it runs, and any
+            // other word is a script file or option toolgate cannot read.
+            let rest = cur.get(i + 1..).unwrap_or(&[]);
+            for (k, w) in rest.iter().enumerate() {
+                let t = w.text();
+                let (name, inline) = match t.split_once('=') {
+                    Some((n, v)) if t.starts_with("--") => (n, Some(v)),
+                    _ => (t, None),
+                };
+                if w.is_dynamic() || !has(wr.script, name) {
+                    continue;
+                }
+                let value = match inline {
+                    Some(v) => Some((v.to_string(), false)),
+                    None => rest
+                        .get(k + 1)
+                        .map(|v| (v.text().to_string(), v.is_dynamic())),
+                };
+                return match value {
+                    Some((_, true)) | None => Next::Script(Err(Gap::DynamicScript)),
+                    Some((text, false)) => Next::Script(Ok(text)),
+                };
+            }
+            if !rest.is_empty() {
+                layer
+                    .gaps
+                    .push(Gap::Mode("arguments for the user's shell".into()));
+            }
+            Next::Nothing
+        }
     }
 }
 
