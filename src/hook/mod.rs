@@ -164,8 +164,9 @@ pub struct Dirs<'a> {
 /// let eval = Evaluator::new(&policy)?;
 /// let r = respond(Harness::Claude, br#"{"cwd": "/p", "tool_name": "Bash",
 ///     "tool_input": {"command": "rm -rf x"}}"#, &eval, Dirs::default());
-/// assert_eq!((r.stdout.unwrap()["hookSpecificOutput"]["permissionDecision"], r.code),
-///     ("deny".into(), 0));
+/// let answer = r.stdout.unwrap();
+/// assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+/// assert_eq!(r.code, 0);
 /// assert_eq!(respond(Harness::Claude, b"{", &eval, Dirs::default()).code, 2);
 /// # Ok::<(), toolgate::Error>(())
 /// ```
