@@ -17,7 +17,7 @@ if [ ! -d "$corpora" ]; then
     echo "seed.sh: no corpora at $corpora" >&2
     exit 1
 fi
-mkdir -p "$out/rules" "$out/policy" "$out/shell" "$out/matchers"
+mkdir -p "$out/rules" "$out/policy" "$out/shell" "$out/matchers" "$out/evaluate" "$out/hook"
 
 # rules: every distinct rule string, and the odd and malformed rules; the
 # mode byte cycles through the six (effect, dialect) pairs.
@@ -56,6 +56,39 @@ cat "$corpora/agent-approved-bash-commands.txt" "$corpora/tldr-commands.txt" |
 # `arbitrary`); any bytes do, and rule text gives it varied ones.
 split -b 512 -a 3 "$corpora/rules.txt" "$out/matchers/seed-"
 
-for t in rules policy shell matchers; do
+# evaluate: like matchers, any bytes decode into a policy and calls; real
+# commands give the decoder varied ones.
+split -b 256 -a 3 "$corpora/agent-approved-bash-commands.txt" "$out/evaluate/seed-"
+
+# hook: hook inputs for real commands (Claude Code, Codex, Cursor's shell
+# event) and real paths (Claude Code's Read and Edit, Cursor's read event);
+# the first byte picks the harness. jq writes the JSON.
+if command -v jq >/dev/null; then
+    awk 'NR % 7 == 0' "$corpora/agent-approved-bash-commands.txt" "$corpora/tldr-commands.txt" |
+        jq -Rc '{hook_event_name: "PreToolUse", cwd: "/p", session_id: "s",
+                 permission_mode: "default", tool_name: "Bash", tool_input: {command: .}},
+                {hook_event_name: "beforeShellExecution", cwd: "/p/src",
+                 workspace_roots: ["/p"], command: .}' |
+        awk -v dir="$out/hook" '{
+            f = sprintf("%s/cmd-%05d", dir, NR)
+            printf "%c%s", (NR % 2 == 1) ? ((NR % 4 == 1) ? 0 : 1) : 2, $0 > f
+            close(f)
+        }'
+    awk 'NR % 20 == 0' "$corpora/paths.txt" |
+        jq -Rc '{cwd: "/p", tool_name: "Read", tool_input: {file_path: .}},
+                {cwd: "/p", tool_name: "Edit",
+                 tool_input: {file_path: ("/p/" + .), old_string: "a", new_string: "b"}},
+                {hook_event_name: "beforeReadFile", cwd: "/p", workspace_roots: ["/p"],
+                 file_path: ("/p/" + .)}' |
+        awk -v dir="$out/hook" '{
+            f = sprintf("%s/path-%05d", dir, NR)
+            printf "%c%s", (NR % 3 == 0) ? 3 : 0, $0 > f
+            close(f)
+        }'
+else
+    echo "seed.sh: no jq; the hook target gets no seeds" >&2
+fi
+
+for t in rules policy shell matchers evaluate hook; do
     echo "$t: $(ls "$out/$t" | wc -l) seeds"
 done

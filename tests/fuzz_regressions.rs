@@ -20,6 +20,14 @@ mod shell_check;
 #[path = "../fuzz/src/matchers_check.rs"]
 mod matchers_check;
 
+#[allow(dead_code)]
+#[path = "../fuzz/src/evaluate_check.rs"]
+mod evaluate_check;
+
+#[allow(dead_code)]
+#[path = "../fuzz/src/hook_check.rs"]
+mod hook_check;
+
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 
@@ -108,4 +116,20 @@ fn matchers() {
         let (specs, inputs) = matchers_check::parse_case(text)?;
         matchers_check::check_matchers(&specs, &inputs).map(|_| ())
     });
+}
+
+/// An evaluate finding is kept as its case (JSON lines, as the target
+/// prints it).
+#[test]
+fn evaluate() {
+    replay("evaluate", |data| {
+        let text = std::str::from_utf8(data).map_err(|e| e.to_string())?;
+        let case = evaluate_check::parse_case(text)?;
+        evaluate_check::check_evaluate(&case).map(|_| ())
+    });
+}
+
+#[test]
+fn hook() {
+    replay("hook", hook_check::check_hook);
 }

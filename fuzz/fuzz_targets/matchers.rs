@@ -1,14 +1,16 @@
-//! Structured arbitrary rules, compiled once with every strategy
-//! configuration (and loaded back from the image), then asked at least 100
-//! inputs each: every compiled matcher returns the reference's set of
-//! rules. A mismatch prints the case as JSON lines, a reproducer for
-//! `tests/data/fuzz/matchers/`.
+//! Structured arbitrary rules (up to 8), compiled once with one strategy
+//! configuration the case picks (mostly cheap ones: no shared automaton,
+//! or dense automata under tight size limits; the images of two loaded
+//! back), then asked at least 100 inputs: every compiled matcher returns
+//! the reference's set of rules. A mismatch prints the case as JSON lines,
+//! a reproducer for `tests/data/fuzz/matchers/` (replayed with every
+//! configuration).
 #![no_main]
 
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use toolgate::{Dialect, Effect};
-use toolgate_fuzz::matchers_check::{Spec, case_text, check_matchers};
+use toolgate_fuzz::matchers_check::{Spec, case_text, check_matchers_in};
 
 /// The fewest inputs asked of each compiled rule set.
 const MIN_INPUTS: usize = 100;
@@ -42,6 +44,25 @@ struct Case {
     rules: Vec<GenRule>,
     inputs: Vec<Vec<u8>>,
     seed: u64,
+    config: u8,
+}
+
+/// The most rules of a case: small sets compile fast.
+const MAX_RULES: usize = 8;
+
+/// The configuration a case is compiled with: mostly the cheap ones (no
+/// shared automaton, or dense ones under tight size limits), sometimes the
+/// defaults. `cargo test` replays a finding with every configuration.
+fn config_name(b: u8) -> &'static str {
+    match b % 16 {
+        0..=6 => "one-shot",
+        7..=9 => "small",
+        10..=11 => "small-latch-1",
+        12 => "split",
+        13 => "fallback",
+        14 => "latch-1",
+        _ => "default",
+    }
 }
 
 /// Characters that exercise escaping, separators, wildcards and case
@@ -195,9 +216,10 @@ fn inputs(case: &Case, specs: &[Spec]) -> Vec<String> {
 }
 
 fuzz_target!(|case: Case| {
-    let specs: Vec<Spec> = case.rules.iter().take(16).map(spec).collect();
+    let specs: Vec<Spec> = case.rules.iter().take(MAX_RULES).map(spec).collect();
     let inputs = inputs(&case, &specs);
-    if let Err(msg) = check_matchers(&specs, &inputs) {
+    let which = [config_name(case.config)];
+    if let Err(msg) = check_matchers_in(&specs, &inputs, Some(&which)) {
         panic!(
             "{msg}\nreproducer (tests/data/fuzz/matchers/NAME.jsonl):\n{}",
             case_text(&specs, &inputs)

@@ -3,6 +3,8 @@
 //! main package's `tests/fuzz_regressions.rs` replays findings through the
 //! same code.
 
+pub mod evaluate_check;
+pub mod hook_check;
 pub mod matchers_check;
 pub mod policy_check;
 pub mod print;

@@ -32,6 +32,10 @@ pub struct Spec {
 }
 
 /// The configurations under test: each forces a different strategy mix.
+/// The last three are cheap to build (tight size limits, or no shared
+/// automaton at all): the fuzz target compiles most of its cases with one
+/// of them, so that it runs many cases a second and still reaches the
+/// dense automata.
 pub fn configs() -> Vec<(&'static str, Config)> {
     vec![
         ("default", Config::new()),
@@ -53,8 +57,27 @@ pub fn configs() -> Vec<(&'static str, Config)> {
                 .latch_size_limit(1)
                 .split_budget(0),
         ),
+        ("one-shot", Config::one_shot()),
+        (
+            "small",
+            Config::new()
+                .dfa_size_limit(64 << 10)
+                .latch_size_limit(16 << 10)
+                .split_budget(2),
+        ),
+        (
+            "small-latch-1",
+            Config::new()
+                .latch_group_size(1)
+                .dfa_size_limit(64 << 10)
+                .latch_size_limit(16 << 10),
+        ),
     ]
 }
+
+/// The configurations whose matchers are also written to an image and
+/// loaded back.
+const IMAGED: &[&str] = &["default", "small"];
 
 /// The rules of the specs that parse, in order.
 pub fn rules_of(specs: &[Spec]) -> Vec<Rule> {
@@ -143,29 +166,41 @@ fn want(rules: &[Rule], keep: impl Fn(&Rule) -> bool) -> Vec<usize> {
         .collect()
 }
 
-/// Every matcher of `rules`: one per configuration, and the default one
-/// loaded back from its image.
-fn policies(rules: &[Rule]) -> Result<Vec<(String, Policy)>, String> {
+/// Every matcher of `rules` for the configurations named `which` (all when
+/// `None`), and those of [`IMAGED`] loaded back from their image.
+fn policies(rules: &[Rule], which: Option<&[&str]>) -> Result<Vec<(String, Policy)>, String> {
     let mut out = Vec::new();
     for (name, cfg) in configs() {
+        if which.is_some_and(|w| !w.contains(&name)) {
+            continue;
+        }
         let p = Policy::builder()
             .configure(cfg)
             .build(rules.to_vec())
             .map_err(|e| format!("{name}: build failed: {e}"))?;
-        if name == "default" {
+        if IMAGED.contains(&name) {
             let bytes = p.matchers_to_bytes();
             let loaded = Policy::from_image(rules.to_vec(), &bytes)
-                .map_err(|e| format!("image does not load: {e}"))?;
-            out.push(("image".to_string(), loaded));
+                .map_err(|e| format!("{name}: image does not load: {e}"))?;
+            out.push((format!("{name} image"), loaded));
         }
         out.push((name.to_string(), p));
     }
     Ok(out)
 }
 
-/// Runs one case; `Err` names the first disagreement. Returns the number of
-/// queries compared.
+/// Runs one case with every configuration; `Err` names the first
+/// disagreement. Returns the number of queries compared.
 pub fn check_matchers(specs: &[Spec], inputs: &[String]) -> Result<usize, String> {
+    check_matchers_in(specs, inputs, None)
+}
+
+/// Runs one case with the configurations named `which` (all when `None`).
+pub fn check_matchers_in(
+    specs: &[Spec],
+    inputs: &[String],
+    which: Option<&[&str]>,
+) -> Result<usize, String> {
     let rules = rules_of(specs);
     if rules.is_empty() {
         return Ok(0);
@@ -185,7 +220,7 @@ pub fn check_matchers(specs: &[Spec], inputs: &[String]) -> Result<usize, String
     };
     let mut m = Matches::new();
     let mut queries = 0;
-    for (name, policy) in policies(&rules)? {
+    for (name, policy) in policies(&rules, which)? {
         let mut compare = |what: &str, input: &str, got: Vec<usize>, want: Vec<usize>| {
             queries += 1;
             if got == want {

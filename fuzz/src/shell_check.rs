@@ -33,9 +33,21 @@ fn word(r: &Reading, script: usize, w: &toolgate::shell::Word, what: &str) -> Re
         return Ok(());
     }
     match w.kind {
-        // The text is the source, unchanged.
-        // (A glob word made by brace expansion is its expansion.)
-        WordKind::Glob if source.contains('{') => Ok(()),
+        // A glob or dynamic word made by brace expansion is its expansion:
+        // a prefix, one alternative and a suffix of its source, in order
+        // (a sequence `{1..9}` makes new text).
+        WordKind::Glob | WordKind::Dynamic if source.contains('{') => {
+            if source.contains("..") || subsequence(w.text(), source) {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{what} {:?} ({:?}) is not an expansion of its source {source:?}",
+                    w.text(),
+                    w.kind
+                ))
+            }
+        }
+        // Otherwise the text is the source, unchanged.
         WordKind::Literal | WordKind::Glob | WordKind::Dynamic if w.text() != source => {
             Err(format!(
                 "{what} {:?} ({:?}) is not its source {source:?}",

@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind};
 pub(crate) use crate::eval::call::json_type;
+use crate::eval::{EvalContext, Evaluator, Verdict};
 
 pub mod claude;
 pub mod codex;
@@ -110,6 +111,140 @@ pub(crate) fn required_object<'a>(
             ),
         )),
     }
+}
+
+/// A harness a hook answers, with its event (Cursor has two).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Harness {
+    /// Claude Code's `PreToolUse` hook.
+    Claude,
+    /// OpenAI Codex's `PreToolUse` hook (it cannot ask: ask becomes deny).
+    Codex,
+    /// Cursor's hook for one event.
+    Cursor(cursor::Event),
+}
+
+/// What a hook writes: its answer on stdout (if any), why it refused on
+/// stderr (if it did), and its exit code (0, or 2 for a refusal).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Reply {
+    /// The answer, one JSON value (`None`: print nothing).
+    pub stdout: Option<Value>,
+    /// The refusal's reason (`None` on a decision).
+    pub stderr: Option<String>,
+    /// The exit code.
+    pub code: u8,
+}
+
+/// The directories a hook call is decided in, beyond its input's `cwd`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Dirs<'a> {
+    /// The project directory (`None`: Cursor's first workspace root, or
+    /// the input's `cwd`).
+    pub project: Option<&'a str>,
+    /// The home directory, if known.
+    pub home: Option<&'a str>,
+}
+
+/// Answers one hook call: `bytes` as read from the hook's stdin, decided by
+/// `evaluator` in `dirs`, written in the harness's terms. Input that cannot
+/// be read, or a call that cannot be decided, gives the harness's refusal
+/// (exit code 2). Paths are taken as written (symlinks are not followed);
+/// modes are not resolved, and an allow is withheld in a permission mode
+/// that may not answer it (SPEC §9.3, §11).
+///
+/// ```
+/// use toolgate::eval::Evaluator;
+/// use toolgate::hook::{Dirs, Harness, respond};
+/// use toolgate::policy::LoadedPolicy;
+/// use toolgate::Effect;
+///
+/// let mut policy = LoadedPolicy::new();
+/// policy.add_rule(Effect::Deny, "Bash(rm *)")?;
+/// let eval = Evaluator::new(&policy)?;
+/// let r = respond(Harness::Claude, br#"{"cwd": "/p", "tool_name": "Bash",
+///     "tool_input": {"command": "rm -rf x"}}"#, &eval, Dirs::default());
+/// let answer = r.stdout.unwrap();
+/// assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+/// assert_eq!(r.code, 0);
+/// assert_eq!(respond(Harness::Claude, b"{", &eval, Dirs::default()).code, 2);
+/// # Ok::<(), toolgate::Error>(())
+/// ```
+pub fn respond(harness: Harness, bytes: &[u8], evaluator: &Evaluator, dirs: Dirs) -> Reply {
+    let decided = decide(harness, bytes, evaluator, dirs);
+    match (harness, decided) {
+        (Harness::Claude, Ok((verdict, reason))) => Reply {
+            stdout: claude::answer(verdict, &format!("toolgate: {reason}")),
+            stderr: None,
+            code: 0,
+        },
+        (Harness::Codex, Ok((verdict, reason))) => Reply {
+            stdout: codex::answer(verdict, &format!("toolgate: {reason}")),
+            stderr: None,
+            code: 0,
+        },
+        (Harness::Cursor(event), Ok((verdict, reason))) => Reply {
+            stdout: Some(cursor::answer(
+                verdict,
+                &format!("toolgate: {reason}"),
+                event,
+            )),
+            stderr: None,
+            code: 0,
+        },
+        (Harness::Claude | Harness::Codex, Err(e)) => {
+            let why = e.to_string();
+            Reply {
+                stdout: Some(claude::refusal(&why)),
+                stderr: Some(why),
+                code: 2,
+            }
+        }
+        (Harness::Cursor(_), Err(e)) => {
+            let why = e.to_string();
+            Reply {
+                stdout: Some(cursor::refusal(&why)),
+                stderr: Some(why),
+                code: 2,
+            }
+        }
+    }
+}
+
+/// The verdict and reason of one hook call, or why it cannot be decided.
+fn decide(
+    harness: Harness,
+    bytes: &[u8],
+    evaluator: &Evaluator,
+    dirs: Dirs,
+) -> Result<(Verdict, String), Error> {
+    let (call, cwd, project, may_allow) = match harness {
+        Harness::Claude | Harness::Codex => {
+            let i = claude::Input::parse(bytes)?;
+            let may = i.may_allow();
+            let project = dirs.project.unwrap_or(&i.cwd).to_string();
+            (i.call, i.cwd, project, may)
+        }
+        Harness::Cursor(event) => {
+            let i = cursor::Input::parse(bytes, event)?;
+            let project = dirs.project.unwrap_or(&i.project).to_string();
+            (i.call, i.cwd, project, true)
+        }
+    };
+    let mut ctx = EvalContext::new(&cwd)?.with_project_dir(&project)?;
+    if let Some(home) = dirs.home {
+        ctx = ctx.with_home(home)?;
+    }
+    let ctx = evaluator.with_policy_dirs(ctx)?;
+    let d = evaluator.evaluate(&call, &ctx)?;
+    let reason = d.reason();
+    if d.verdict == Verdict::Allow && !may_allow {
+        return Ok((
+            Verdict::None,
+            format!("{reason}; withheld in this permission mode"),
+        ));
+    }
+    Ok((d.verdict, reason))
 }
 
 #[cfg(test)]
