@@ -687,6 +687,7 @@ fn variants(cmd: &str) -> Vec<(String, &'static str)> {
     let mut out = Vec::new();
     const TOKENS: &str = "tokens";
     const HOOK: &str = "hook";
+    const PATH: &str = "path";
     for (i, w) in words.iter().enumerate().skip(1) {
         let is_cluster = w.len() >= 3
             && w.starts_with('-')
@@ -744,24 +745,40 @@ fn variants(cmd: &str) -> Vec<(String, &'static str)> {
     {
         let rest = words[1..].join(" ");
         let path = format!("/usr/bin/{program} {rest}");
-        out.push((path.trim_end().to_string(), HOOK));
+        out.push((path.trim_end().to_string(), PATH));
     }
     out
 }
 
+/// How many affected rules the path-bypass finding names.
+const PATH_BYPASS_NAMED: usize = 5;
+
 /// Deny and ask rules that a common spelling of the command they name
 /// evades (SPEC §7.2, and the bypasses filed against Claude Code).
+///
+/// A spelling particular to the rule (flags reordered, split or long, an
+/// option before the subcommand) is a warning on that rule. Naming the
+/// program by its path (`/usr/bin/rm`) gets around every Claude Code glob
+/// that starts with a program name, so it says nothing about one rule in
+/// particular: the policy gets one note listing the rules it evades.
 pub(crate) fn deny_bypasses(rules: &[Rule], out: &mut Vec<Finding>) {
+    let mut by_path: Vec<(&Rule, String)> = Vec::new();
     for r in rules.iter().filter(|r| r.effect != Effect::Allow) {
         let Some(c) = bash_command(r) else { continue };
         let Some(s) = sample(c) else { continue };
         if s.contains(['\'', '"', '$', '`', '|', ';', '&', '\\', '\n']) {
             continue;
         }
-        let evading = variants(&s)
+        let evading: Vec<(String, &'static str)> = variants(&s)
             .into_iter()
-            .find(|(v, _)| !command_matches(c, v) && !stopped(rules, v));
-        let Some((v, cover)) = evading else { continue };
+            .filter(|(v, _)| !command_matches(c, v) && !stopped(rules, v))
+            .collect();
+        if let Some((v, _)) = evading.iter().find(|(_, cover)| *cover == "path") {
+            by_path.push((r, v.clone()));
+        }
+        let Some((v, cover)) = evading.into_iter().find(|(_, cover)| *cover != "path") else {
+            continue;
+        };
         let fix = if cover == "tokens" {
             let words: Vec<String> = s.split(' ').map(|w| format!("{w:?}")).collect();
             format!(
@@ -769,7 +786,7 @@ pub(crate) fn deny_bypasses(rules: &[Rule], out: &mut Vec<Finding>) {
                 words.join(", ")
             )
         } else {
-            "run toolgate's hook: it matches deny rules against the subcommand form and the program's basename".to_string()
+            "run toolgate's hook: it matches deny rules against the subcommand form".to_string()
         };
         out.push(
             Finding::new(
@@ -783,6 +800,30 @@ pub(crate) fn deny_bypasses(rules: &[Rule], out: &mut Vec<Finding>) {
             .fix(fix),
         );
     }
+    let Some((first, example)) = by_path.first() else {
+        return;
+    };
+    let n = by_path.len();
+    let mut named: Vec<String> = by_path
+        .iter()
+        .take(PATH_BYPASS_NAMED)
+        .map(|(r, _)| format!("{} ({})", r.text, r.provenance.item()))
+        .collect();
+    if n > PATH_BYPASS_NAMED {
+        named.push(format!("and {} more", n - PATH_BYPASS_NAMED));
+    }
+    let rules_word = if n == 1 { "rule" } else { "rules" };
+    out.push(
+        Finding::new(
+            Kind::PathBypass,
+            RuleRef::of(first),
+            format!(
+                "{n} deny and ask {rules_word} never see a program named by its path under Claude Code (`{example}` evades this one): {}",
+                named.join(", ")
+            ),
+        )
+        .fix("run toolgate's hook: deny and ask rules also see the program's basename"),
+    );
 }
 
 /// A host a domain pattern matches, written plainly.

@@ -112,8 +112,12 @@ pub enum Kind {
     Redundant,
     /// An allow rule that also allows a command worth denying.
     BroadAllow,
-    /// A deny or ask rule that a common spelling of the command evades.
+    /// A deny or ask rule that a common spelling of the command evades
+    /// (flags reordered, split or long; an option before the subcommand).
     DenyBypass,
+    /// Deny and ask rules that naming the program by its path
+    /// (`/usr/bin/rm`) evades: one finding per policy, listing them.
+    PathBypass,
     /// A WebFetch deny that `curl`/`wget` get around without a Bash deny.
     WebFetchBypass,
 }
@@ -138,6 +142,7 @@ impl Kind {
         Kind::Redundant,
         Kind::BroadAllow,
         Kind::DenyBypass,
+        Kind::PathBypass,
         Kind::WebFetchBypass,
     ];
 
@@ -161,6 +166,7 @@ impl Kind {
             Kind::Redundant => "redundant",
             Kind::BroadAllow => "broad-allow",
             Kind::DenyBypass => "deny-bypass",
+            Kind::PathBypass => "path-bypass",
             Kind::WebFetchBypass => "webfetch-bypass",
         }
     }
@@ -174,7 +180,9 @@ impl Kind {
     pub fn severity(self) -> Severity {
         match self {
             Kind::LoadError | Kind::ParseError | Kind::MisplacedPrefix => Severity::Error,
-            Kind::UnknownTool | Kind::Duplicate | Kind::Redundant => Severity::Note,
+            Kind::UnknownTool | Kind::Duplicate | Kind::Redundant | Kind::PathBypass => {
+                Severity::Note
+            }
             _ => Severity::Warning,
         }
     }
