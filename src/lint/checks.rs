@@ -812,13 +812,17 @@ pub(crate) fn deny_bypasses(rules: &[Rule], out: &mut Vec<Finding>) {
     if n > PATH_BYPASS_NAMED {
         named.push(format!("and {} more", n - PATH_BYPASS_NAMED));
     }
-    let rules_word = if n == 1 { "rule" } else { "rules" };
+    let (rules_word, see) = if n == 1 {
+        ("rule", "sees")
+    } else {
+        ("rules", "see")
+    };
     out.push(
         Finding::new(
             Kind::PathBypass,
             RuleRef::of(first),
             format!(
-                "{n} deny and ask {rules_word} never see a program named by its path under Claude Code (`{example}` evades this one): {}",
+                "{n} deny and ask {rules_word} never {see} a program named by its path under Claude Code (`{example}` evades this one): {}",
                 named.join(", ")
             ),
         )
