@@ -339,7 +339,11 @@ fn fronted_rules(
             .collect();
         fronts.sort();
         fronts.dedup();
-        let Some(w) = witness(cb) else { continue };
+        // The rule's literal text must read as written, so that the
+        // texts the evaluator matches are the rule's own.
+        let Some(w) = witness(cb).filter(|w| plain(w) && !w.ends_with(' ')) else {
+            continue;
+        };
         let mut shadower: Option<&Rule> = None;
         'pairs: for (ai, a) in stronger.iter().enumerate() {
             if a.effect >= b.effect {
