@@ -46,12 +46,36 @@ fn a_passing_file_exits_0() {
     assert_eq!(r.code, 0);
     assert_eq!(
         r.stdout.matches("\nok   pass.toml:").count() + 1,
-        10,
+        11,
         "{}",
         r.stdout
     );
     assert!(
-        r.stdout.ends_with("10 cases: 10 passed, 0 failed\n"),
+        r.stdout.ends_with("11 cases: 11 passed, 0 failed\n"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn a_tuff_rule_is_named_by_its_place() {
+    let args = [
+        "--policy",
+        "settings.json",
+        "--policy",
+        "guard.toml",
+        "tuff.toml",
+    ];
+    let r = run_in(&data(), &args);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(r.stdout, "2 cases: 2 passed, 0 failed\n");
+    // Without the tuff policy the token rule's case fails.
+    let r = run("tuff.toml");
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.starts_with(
+            "FAIL tuff.toml:6: Bash `git push origin main -f`\n    expected deny by rules[0]\n    got      allow by Bash(git *)"
+        ),
         "{}",
         r.stdout
     );

@@ -93,7 +93,8 @@ pub struct Case {
     pub context: Map<String, Value>,
     /// The verdict it must get.
     pub expect: Verdict,
-    /// The text of the rule that must decide it, if given.
+    /// The rule that must decide it, if given: its text as written, or
+    /// its place in its list (`deny[3]`, `rules[0]`).
     pub rule: Option<String>,
 }
 
@@ -575,7 +576,11 @@ pub fn check(case: &Case, ctx: &EvalContext, evaluator: &Evaluator) -> Result<Ou
     let verdict_ok = d.verdict == case.expect;
     let rule_ok = match &case.rule {
         None => true,
-        Some(r) => d.rule_text() == Some(r.as_str()),
+        // The rule's text, or its place (`deny[3]`, a tuff policy's
+        // `rules[0]`): no rule text looks like a place.
+        Some(r) => d
+            .rule
+            .is_some_and(|x| x.rule.text == *r || x.rule.provenance.item() == *r),
     };
     if verdict_ok && rule_ok {
         return Ok(Outcome::Pass);
