@@ -406,6 +406,11 @@ pub(crate) fn duplicates(rules: &[Rule], out: &mut Vec<Finding>) {
     let mut first_not_allow: HashMap<&str, &Rule> = HashMap::new();
     for r in rules {
         if let Some(f) = first.get(&(r.effect, r.text.as_str())) {
+            // One tuff rule with several patterns is several rules of the
+            // same text and place: not a duplicate.
+            if f.provenance == r.provenance {
+                continue;
+            }
             out.push(
                 Finding::new(
                     Kind::Duplicate,
@@ -560,6 +565,16 @@ fn tokens_cover(words: &[String], program: &str, cmd: &str) -> bool {
     })
 }
 
+/// The anchor a path rule's patterns are relative to: a tuff policy's
+/// are relative to the project (SPEC §13), as `./x` rules are.
+fn anchor_of(r: &Rule, p: &crate::rule::PathPattern) -> Anchor {
+    if r.dialect == crate::Dialect::Tuff && p.anchor == Anchor::Source {
+        Anchor::Project
+    } else {
+        p.anchor
+    }
+}
+
 /// Allow rules that also allow a command (or path) worth denying, which
 /// no deny or ask rule of the policy stops.
 pub(crate) fn broad_allows(rules: &[Rule], out: &mut Vec<Finding>) {
@@ -594,7 +609,7 @@ pub(crate) fn broad_allows(rules: &[Rule], out: &mut Vec<Finding>) {
                 path_matches(p, w)
                     && !rules.iter().any(|d| {
                         d.effect != Effect::Allow
-                            && matches!(&d.pattern, Pattern::Path(q) if q.anchor == p.anchor && path_matches(q, w))
+                            && matches!(&d.pattern, Pattern::Path(q) if anchor_of(d, q) == p.anchor && path_matches(q, w))
                     })
             });
             if let Some(w) = witness {

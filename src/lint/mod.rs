@@ -378,7 +378,9 @@ impl Config {
         Config { shadowing: true }
     }
 
-    /// Whether to decide shadowed and redundant rules (default: yes).
+    /// Whether to decide shadowed and redundant rules, pattern-level and
+    /// through toolgate's reading of commands or across kinds (default:
+    /// yes).
     pub fn shadowing(mut self, yes: bool) -> Config {
         self.shadowing = yes;
         self
