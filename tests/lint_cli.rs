@@ -227,3 +227,36 @@ fn path_bypass_is_one_note_listing_the_rules() {
          Bash(c *) (deny[7]), and 1 more"
     );
 }
+
+#[test]
+fn subcommand_bypass_is_one_note_listing_the_rules() {
+    let mut args = Vec::new();
+    for rule in [
+        "Bash(rm -rf /)",
+        "Bash(git push:*)",
+        "Bash(kubectl delete *)",
+        "Bash(git * reset --hard *)",
+        "Bash(docker rm:*)",
+        "Bash(docker --context *)",
+    ] {
+        args.extend(["--deny", rule]);
+    }
+    args.push("--json");
+    let r = run(&args);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let notes: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "subcommand-bypass")
+        .collect();
+    assert_eq!(notes.len(), 1, "{}", r.stdout);
+    assert_eq!(notes[0]["severity"], "note");
+    assert_eq!(
+        notes[0]["message"],
+        "2 deny and ask rules never see an option before the subcommand under Claude Code \
+         (`git -C . push` evades this one): Bash(git push:*) (deny[1]), \
+         Bash(kubectl delete *) (deny[2])"
+    );
+}

@@ -765,19 +765,23 @@ fn variants(cmd: &str) -> Vec<(String, &'static str)> {
     out
 }
 
-/// How many affected rules the path-bypass finding names.
-const PATH_BYPASS_NAMED: usize = 5;
+/// How many affected rules a path-bypass or subcommand-bypass finding
+/// names.
+const BYPASS_NAMED: usize = 5;
 
 /// Deny and ask rules that a common spelling of the command they name
 /// evades (SPEC §7.2, and the bypasses filed against Claude Code).
 ///
-/// A spelling particular to the rule (flags reordered, split or long, an
-/// option before the subcommand) is a warning on that rule. Naming the
-/// program by its path (`/usr/bin/rm`) gets around every Claude Code glob
-/// that starts with a program name, so it says nothing about one rule in
-/// particular: the policy gets one note listing the rules it evades.
+/// A spelling particular to the rule's own words (flags reordered, split
+/// or spelled long: `rm -fr` for `rm -rf`) is a warning on that rule.
+/// Naming the program by its path (`/usr/bin/rm`), or putting an option
+/// before the subcommand (`git -C . push`), gets around every Claude Code
+/// glob on that program alike, so it says nothing about one rule in
+/// particular: the policy gets one note for each, listing the rules it
+/// evades.
 pub(crate) fn deny_bypasses(rules: &[Rule], out: &mut Vec<Finding>) {
     let mut by_path: Vec<(&Rule, String)> = Vec::new();
+    let mut by_option: Vec<(&Rule, String)> = Vec::new();
     for r in rules.iter().filter(|r| r.effect != Effect::Allow) {
         let Some(c) = bash_command(r) else { continue };
         let Some(s) = sample(c) else { continue };
@@ -788,21 +792,15 @@ pub(crate) fn deny_bypasses(rules: &[Rule], out: &mut Vec<Finding>) {
             .into_iter()
             .filter(|(v, _)| !command_matches(c, v) && !stopped(rules, v))
             .collect();
-        if let Some((v, _)) = evading.iter().find(|(_, cover)| *cover == "path") {
-            by_path.push((r, v.clone()));
+        for (cover, list) in [("path", &mut by_path), ("hook", &mut by_option)] {
+            if let Some((v, _)) = evading.iter().find(|(_, c)| *c == cover) {
+                list.push((r, v.clone()));
+            }
         }
-        let Some((v, cover)) = evading.into_iter().find(|(_, cover)| *cover != "path") else {
+        let Some((v, _)) = evading.into_iter().find(|(_, cover)| *cover == "tokens") else {
             continue;
         };
-        let fix = if cover == "tokens" {
-            let words: Vec<String> = s.split(' ').map(|w| format!("{w:?}")).collect();
-            format!(
-                "toolgate's hook reads flags in any order with a tuff token rule: command = [{}]",
-                words.join(", ")
-            )
-        } else {
-            "run toolgate's hook: it matches deny rules against the subcommand form".to_string()
-        };
+        let words: Vec<String> = s.split(' ').map(|w| format!("{w:?}")).collect();
         out.push(
             Finding::new(
                 Kind::DenyBypass,
@@ -812,20 +810,47 @@ pub(crate) fn deny_bypasses(rules: &[Rule], out: &mut Vec<Finding>) {
                     r.effect
                 ),
             )
-            .fix(fix),
+            .fix(format!(
+                "toolgate's hook reads flags in any order with a tuff token rule: command = [{}]",
+                words.join(", ")
+            )),
         );
     }
-    let Some((first, example)) = by_path.first() else {
+    bypass_note(
+        Kind::PathBypass,
+        &by_path,
+        "a program named by its path",
+        "run toolgate's hook: deny and ask rules also see the program's basename",
+        out,
+    );
+    bypass_note(
+        Kind::SubcommandBypass,
+        &by_option,
+        "an option before the subcommand",
+        "run toolgate's hook: deny and ask rules also see the subcommand form, options before the subcommand skipped",
+        out,
+    );
+}
+
+/// One note for the policy: the rules a generic spelling evades.
+fn bypass_note(
+    kind: Kind,
+    rules: &[(&Rule, String)],
+    what: &str,
+    fix: &str,
+    out: &mut Vec<Finding>,
+) {
+    let Some((first, example)) = rules.first() else {
         return;
     };
-    let n = by_path.len();
-    let mut named: Vec<String> = by_path
+    let n = rules.len();
+    let mut named: Vec<String> = rules
         .iter()
-        .take(PATH_BYPASS_NAMED)
+        .take(BYPASS_NAMED)
         .map(|(r, _)| format!("{} ({})", r.text, r.provenance.item()))
         .collect();
-    if n > PATH_BYPASS_NAMED {
-        named.push(format!("and {} more", n - PATH_BYPASS_NAMED));
+    if n > BYPASS_NAMED {
+        named.push(format!("and {} more", n - BYPASS_NAMED));
     }
     let (rules_word, see) = if n == 1 {
         ("rule", "sees")
@@ -834,14 +859,14 @@ pub(crate) fn deny_bypasses(rules: &[Rule], out: &mut Vec<Finding>) {
     };
     out.push(
         Finding::new(
-            Kind::PathBypass,
+            kind,
             RuleRef::of(first),
             format!(
-                "{n} deny and ask {rules_word} never {see} a program named by its path under Claude Code (`{example}` evades this one): {}",
+                "{n} deny and ask {rules_word} never {see} {what} under Claude Code (`{example}` evades this one): {}",
                 named.join(", ")
             ),
         )
-        .fix("run toolgate's hook: deny and ask rules also see the program's basename"),
+        .fix(fix),
     );
 }
 

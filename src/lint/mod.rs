@@ -124,12 +124,15 @@ pub enum Kind {
     Redundant,
     /// An allow rule that also allows a command worth denying.
     BroadAllow,
-    /// A deny or ask rule that a common spelling of the command evades
-    /// (flags reordered, split or long; an option before the subcommand).
+    /// A deny or ask rule that a spelling of its own command evades (flags
+    /// reordered, split or spelled long).
     DenyBypass,
     /// Deny and ask rules that naming the program by its path
     /// (`/usr/bin/rm`) evades: one finding per policy, listing them.
     PathBypass,
+    /// Deny and ask rules that an option before the subcommand (`git -C .
+    /// push`) evades: one finding per policy, listing them.
+    SubcommandBypass,
     /// A WebFetch deny that `curl`/`wget` get around without a Bash deny.
     WebFetchBypass,
 }
@@ -157,6 +160,7 @@ impl Kind {
         Kind::BroadAllow,
         Kind::DenyBypass,
         Kind::PathBypass,
+        Kind::SubcommandBypass,
         Kind::WebFetchBypass,
     ];
 
@@ -183,6 +187,7 @@ impl Kind {
             Kind::BroadAllow => "broad-allow",
             Kind::DenyBypass => "deny-bypass",
             Kind::PathBypass => "path-bypass",
+            Kind::SubcommandBypass => "subcommand-bypass",
             Kind::WebFetchBypass => "webfetch-bypass",
         }
     }
@@ -196,9 +201,11 @@ impl Kind {
     pub fn severity(self) -> Severity {
         match self {
             Kind::LoadError | Kind::ParseError | Kind::MisplacedPrefix => Severity::Error,
-            Kind::UnknownTool | Kind::Duplicate | Kind::Redundant | Kind::PathBypass => {
-                Severity::Note
-            }
+            Kind::UnknownTool
+            | Kind::Duplicate
+            | Kind::Redundant
+            | Kind::PathBypass
+            | Kind::SubcommandBypass => Severity::Note,
             _ => Severity::Warning,
         }
     }
