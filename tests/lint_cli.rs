@@ -188,3 +188,75 @@ fn no_policy_exits_2() {
     assert!(r.stdout.is_empty());
     assert!(r.stderr.contains("lint needs a policy"), "{}", r.stderr);
 }
+
+#[test]
+fn path_bypass_is_one_note_listing_the_rules() {
+    let mut args = Vec::new();
+    for rule in [
+        "Bash(shutdown:*)",
+        "Bash(rm -rf *)",
+        "Bash(/usr/bin/curl *)",
+        "Bash(docker *)",
+        "Bash(*/docker*)",
+        "Bash(a *)",
+        "Bash(b *)",
+        "Bash(c *)",
+        "Bash(d *)",
+    ] {
+        args.extend(["--deny", rule]);
+    }
+    args.push("--json");
+    let r = run(&args);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let notes: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "path-bypass")
+        .collect();
+    assert_eq!(notes.len(), 1, "{}", r.stdout);
+    let f = notes[0];
+    assert_eq!(f["severity"], "note");
+    assert_eq!(f["rule"]["index"], 0);
+    assert_eq!(
+        f["message"],
+        "6 deny and ask rules never see a program named by its path under Claude Code \
+         (`/usr/bin/shutdown` evades this one): Bash(shutdown:*) (deny[0]), \
+         Bash(rm -rf *) (deny[1]), Bash(a *) (deny[5]), Bash(b *) (deny[6]), \
+         Bash(c *) (deny[7]), and 1 more"
+    );
+}
+
+#[test]
+fn subcommand_bypass_is_one_note_listing_the_rules() {
+    let mut args = Vec::new();
+    for rule in [
+        "Bash(rm -rf /)",
+        "Bash(git push:*)",
+        "Bash(kubectl delete *)",
+        "Bash(git * reset --hard *)",
+        "Bash(docker rm:*)",
+        "Bash(docker --context *)",
+    ] {
+        args.extend(["--deny", rule]);
+    }
+    args.push("--json");
+    let r = run(&args);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let notes: Vec<&serde_json::Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["kind"] == "subcommand-bypass")
+        .collect();
+    assert_eq!(notes.len(), 1, "{}", r.stdout);
+    assert_eq!(notes[0]["severity"], "note");
+    assert_eq!(
+        notes[0]["message"],
+        "2 deny and ask rules never see an option before the subcommand under Claude Code \
+         (`git -C . push` evades this one): Bash(git push:*) (deny[1]), \
+         Bash(kubectl delete *) (deny[2])"
+    );
+}

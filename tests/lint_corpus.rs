@@ -240,3 +240,164 @@ fn shadowing_findings_hold_on_samples() {
     assert!(shadowing > 10, "only {shadowing} shadowing findings");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Checks a shadowed-normalised or shadowed-across-kinds finding with the
+/// evaluator on texts its rule matches, beyond the witness lint used;
+/// returns how many texts were checked.
+fn confirm(source: &str, f: &toolgate::lint::Finding, failures: &mut Vec<String>) -> usize {
+    let ctx = toolgate::EvalContext::new("/project")
+        .and_then(|c| c.with_home("/home/user"))
+        .expect("a context");
+    let Some(a) = &f.related else {
+        failures.push(format!("{source}: {} has no related rule", f.rule.item()));
+        return 0;
+    };
+    let effect = |l: List| match l {
+        List::Allow => Effect::Allow,
+        List::Ask => Effect::Ask,
+        _ => Effect::Deny,
+    };
+    let parse = |text: &str, list: List| {
+        parse_rule(
+            text,
+            effect(list),
+            Dialect::ClaudeCode,
+            Provenance::standalone(list),
+        )
+        .ok()
+    };
+    let (Some(ra), Some(rb)) = (parse(&a.text, a.list), parse(&f.rule.text, f.rule.list)) else {
+        failures.push(format!("{source}: unparsable pair"));
+        return 0;
+    };
+    if ra.effect >= rb.effect {
+        failures.push(format!(
+            "{source}: {} shadowed by a weaker rule",
+            f.rule.item()
+        ));
+    }
+    let Pattern::Command(cb) = &rb.pattern else {
+        failures.push(format!("{source}: {} is not a command rule", f.rule.item()));
+        return 0;
+    };
+    let want = match ra.effect {
+        Effect::Deny => toolgate::Verdict::Deny,
+        _ => toolgate::Verdict::Ask,
+    };
+    let eval = toolgate::Evaluator::from_rules(vec![ra.clone(), rb.clone()]).unwrap();
+    let mut checked = 0;
+    for t in spec_texts(std::slice::from_ref(&f.rule.text), "Bash") {
+        if !reference::command_matches(cb, &t) || t.contains(['|', ';', '&', '\n', '#']) {
+            continue;
+        }
+        let call = toolgate::ToolCall::from_json(&serde_json::json!(
+            {"tool": "Bash", "input": {"command": t}}))
+        .unwrap();
+        let d = eval.evaluate(&call, &ctx).unwrap();
+        checked += 1;
+        if d.verdict != want {
+            failures.push(format!(
+                "{source}: {} `{}` on {t:?}: {} rather than {want} by {}",
+                f.rule.item(),
+                f.rule.text,
+                d.verdict,
+                a.text
+            ));
+        }
+    }
+    checked
+}
+
+#[test]
+fn evaluator_confirms_shadowing_through_reading_and_across_kinds() {
+    let Some(policies) = policies() else { return };
+    let mut failures = Vec::new();
+    for (source, input) in &policies {
+        for f in lint(input).findings() {
+            if matches!(f.kind, Kind::ShadowedNormalised | Kind::ShadowedAcrossKinds) {
+                confirm(source, f, &mut failures);
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every real deny command rule, written behind `sudo`, `env A=1` or
+/// `/usr/bin/` as an allow: lint reports the allow shadowed through the
+/// reading, and the evaluator agrees on the texts it matches.
+#[test]
+fn wrapped_real_denies_are_shadowed_through_the_reading() {
+    let Some(rules) = common::corpus_lines("rules.txt") else {
+        return;
+    };
+    let mut failures = Vec::new();
+    let (mut eligible, mut checked) = (0usize, 0usize);
+    for text in rules.iter().filter(|r| r.starts_with("Bash(")).step_by(3) {
+        let Ok(deny) = parse_rule(
+            text,
+            Effect::Deny,
+            Dialect::ClaudeCode,
+            Provenance::standalone(List::Deny),
+        ) else {
+            continue;
+        };
+        let Pattern::Command(c) = &deny.pattern else {
+            continue;
+        };
+        // A front of whole plain words the reader reads as written.
+        let front = match &c.form {
+            toolgate::rule::CommandForm::Prefix(p) => p.clone(),
+            toolgate::rule::CommandForm::Glob(g) => match g.first() {
+                Some(toolgate::rule::GlobPiece::Literal(l)) => match l.rfind(' ') {
+                    Some(i) => l[..i].to_string(),
+                    None => continue,
+                },
+                _ => continue,
+            },
+            _ => continue,
+        };
+        let plain = |s: &str| {
+            !s.is_empty()
+                && !s.contains("  ")
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || " _@%+=:,./-".contains(c))
+        };
+        let program = front.split(' ').next().unwrap_or("");
+        let spec = &text["Bash(".len()..text.len() - 1];
+        let filled = spec.replace(":*", " x").replace('*', "x");
+        if !plain(&filled)
+            || filled.ends_with(' ')
+            || program.contains('/')
+            || toolgate::shell::programs::wrapper(program).is_some()
+        {
+            continue;
+        }
+        for wrapped in [
+            format!("Bash(sudo {spec})"),
+            format!("Bash(env A=1 {spec})"),
+            format!("Bash(/usr/bin/{spec})"),
+        ] {
+            eligible += 1;
+            let mut input = LintInput::new();
+            input.add_rule_text("p.json", List::Deny, 0, text);
+            input.add_rule_text("p.json", List::Allow, 0, &wrapped);
+            let report = lint(&input);
+            let found: Vec<_> = report
+                .findings()
+                .iter()
+                .filter(|f| f.kind == Kind::ShadowedNormalised)
+                .collect();
+            match found.as_slice() {
+                [f] if f.rule.text == wrapped => checked += confirm(text, f, &mut failures),
+                _ if failures.len() < 40 => {
+                    failures.push(format!("{wrapped} under deny {text}: not reported"))
+                }
+                _ => {}
+            }
+        }
+    }
+    eprintln!("{eligible} wrapped rules, {checked} texts checked");
+    assert!(eligible > 300, "only {eligible} wrapped rules");
+    assert!(checked > eligible, "only {checked} texts checked");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

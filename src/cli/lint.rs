@@ -20,7 +20,8 @@ pub struct Args {
     /// Print the findings as one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// Leave out shadowed and redundant rules (the checks on automata).
+    /// Leave out shadowed and redundant rules (the checks on automata and
+    /// those the evaluator confirms).
     #[arg(long)]
     pub no_shadowing: bool,
     /// The project directory (for --claude-settings and --tuff); the

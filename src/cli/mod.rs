@@ -12,6 +12,7 @@ pub mod install;
 pub mod lint;
 pub mod match_rules;
 pub mod policy_args;
+pub mod test;
 
 /// toolgate: allow, ask about or deny an AI agent's tool calls.
 #[derive(Parser, Debug)]
@@ -40,6 +41,8 @@ enum Command {
     /// Report rules that do not parse, never decide, or allow more than
     /// they seem to.
     Lint(lint::Args),
+    /// Check a file of calls against the verdicts they must get.
+    Test(test::Args),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -54,6 +57,7 @@ pub fn main() -> ExitCode {
         Command::Coverage(args) => coverage::run(args),
         Command::Export(args) => export::run(args),
         Command::Lint(args) => lint::run(args),
+        Command::Test(args) => test::run(args),
     }
 }
 

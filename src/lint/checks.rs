@@ -406,6 +406,11 @@ pub(crate) fn duplicates(rules: &[Rule], out: &mut Vec<Finding>) {
     let mut first_not_allow: HashMap<&str, &Rule> = HashMap::new();
     for r in rules {
         if let Some(f) = first.get(&(r.effect, r.text.as_str())) {
+            // One tuff rule with several patterns is several rules of the
+            // same text and place: not a duplicate.
+            if f.provenance == r.provenance {
+                continue;
+            }
             out.push(
                 Finding::new(
                     Kind::Duplicate,
@@ -560,6 +565,16 @@ fn tokens_cover(words: &[String], program: &str, cmd: &str) -> bool {
     })
 }
 
+/// The anchor a path rule's patterns are relative to: a tuff policy's
+/// are relative to the project (SPEC §13), as `./x` rules are.
+fn anchor_of(r: &Rule, p: &crate::rule::PathPattern) -> Anchor {
+    if r.dialect == crate::Dialect::Tuff && p.anchor == Anchor::Source {
+        Anchor::Project
+    } else {
+        p.anchor
+    }
+}
+
 /// Allow rules that also allow a command (or path) worth denying, which
 /// no deny or ask rule of the policy stops.
 pub(crate) fn broad_allows(rules: &[Rule], out: &mut Vec<Finding>) {
@@ -594,7 +609,7 @@ pub(crate) fn broad_allows(rules: &[Rule], out: &mut Vec<Finding>) {
                 path_matches(p, w)
                     && !rules.iter().any(|d| {
                         d.effect != Effect::Allow
-                            && matches!(&d.pattern, Pattern::Path(q) if q.anchor == p.anchor && path_matches(q, w))
+                            && matches!(&d.pattern, Pattern::Path(q) if anchor_of(d, q) == p.anchor && path_matches(q, w))
                     })
             });
             if let Some(w) = witness {
@@ -687,6 +702,7 @@ fn variants(cmd: &str) -> Vec<(String, &'static str)> {
     let mut out = Vec::new();
     const TOKENS: &str = "tokens";
     const HOOK: &str = "hook";
+    const PATH: &str = "path";
     for (i, w) in words.iter().enumerate().skip(1) {
         let is_cluster = w.len() >= 3
             && w.starts_with('-')
@@ -744,33 +760,47 @@ fn variants(cmd: &str) -> Vec<(String, &'static str)> {
     {
         let rest = words[1..].join(" ");
         let path = format!("/usr/bin/{program} {rest}");
-        out.push((path.trim_end().to_string(), HOOK));
+        out.push((path.trim_end().to_string(), PATH));
     }
     out
 }
 
+/// How many affected rules a path-bypass or subcommand-bypass finding
+/// names.
+const BYPASS_NAMED: usize = 5;
+
 /// Deny and ask rules that a common spelling of the command they name
 /// evades (SPEC §7.2, and the bypasses filed against Claude Code).
+///
+/// A spelling particular to the rule's own words (flags reordered, split
+/// or spelled long: `rm -fr` for `rm -rf`) is a warning on that rule.
+/// Naming the program by its path (`/usr/bin/rm`), or putting an option
+/// before the subcommand (`git -C . push`), gets around every Claude Code
+/// glob on that program alike, so it says nothing about one rule in
+/// particular: the policy gets one note for each, listing the rules it
+/// evades.
 pub(crate) fn deny_bypasses(rules: &[Rule], out: &mut Vec<Finding>) {
+    let mut by_path: Vec<(&Rule, String)> = Vec::new();
+    let mut by_option: Vec<(&Rule, String)> = Vec::new();
     for r in rules.iter().filter(|r| r.effect != Effect::Allow) {
         let Some(c) = bash_command(r) else { continue };
         let Some(s) = sample(c) else { continue };
         if s.contains(['\'', '"', '$', '`', '|', ';', '&', '\\', '\n']) {
             continue;
         }
-        let evading = variants(&s)
+        let evading: Vec<(String, &'static str)> = variants(&s)
             .into_iter()
-            .find(|(v, _)| !command_matches(c, v) && !stopped(rules, v));
-        let Some((v, cover)) = evading else { continue };
-        let fix = if cover == "tokens" {
-            let words: Vec<String> = s.split(' ').map(|w| format!("{w:?}")).collect();
-            format!(
-                "toolgate's hook reads flags in any order with a tuff token rule: command = [{}]",
-                words.join(", ")
-            )
-        } else {
-            "run toolgate's hook: it matches deny rules against the subcommand form and the program's basename".to_string()
+            .filter(|(v, _)| !command_matches(c, v) && !stopped(rules, v))
+            .collect();
+        for (cover, list) in [("path", &mut by_path), ("hook", &mut by_option)] {
+            if let Some((v, _)) = evading.iter().find(|(_, c)| *c == cover) {
+                list.push((r, v.clone()));
+            }
+        }
+        let Some((v, _)) = evading.into_iter().find(|(_, cover)| *cover == "tokens") else {
+            continue;
         };
+        let words: Vec<String> = s.split(' ').map(|w| format!("{w:?}")).collect();
         out.push(
             Finding::new(
                 Kind::DenyBypass,
@@ -780,9 +810,64 @@ pub(crate) fn deny_bypasses(rules: &[Rule], out: &mut Vec<Finding>) {
                     r.effect
                 ),
             )
-            .fix(fix),
+            .fix(format!(
+                "toolgate's hook reads flags in any order with a tuff token rule: command = [{}]",
+                words.join(", ")
+            )),
         );
     }
+    bypass_note(
+        Kind::PathBypass,
+        &by_path,
+        "a program named by its path",
+        "run toolgate's hook: deny and ask rules also see the program's basename",
+        out,
+    );
+    bypass_note(
+        Kind::SubcommandBypass,
+        &by_option,
+        "an option before the subcommand",
+        "run toolgate's hook: deny and ask rules also see the subcommand form, options before the subcommand skipped",
+        out,
+    );
+}
+
+/// One note for the policy: the rules a generic spelling evades.
+fn bypass_note(
+    kind: Kind,
+    rules: &[(&Rule, String)],
+    what: &str,
+    fix: &str,
+    out: &mut Vec<Finding>,
+) {
+    let Some((first, example)) = rules.first() else {
+        return;
+    };
+    let n = rules.len();
+    let mut named: Vec<String> = rules
+        .iter()
+        .take(BYPASS_NAMED)
+        .map(|(r, _)| format!("{} ({})", r.text, r.provenance.item()))
+        .collect();
+    if n > BYPASS_NAMED {
+        named.push(format!("and {} more", n - BYPASS_NAMED));
+    }
+    let (rules_word, see) = if n == 1 {
+        ("rule", "sees")
+    } else {
+        ("rules", "see")
+    };
+    out.push(
+        Finding::new(
+            kind,
+            RuleRef::of(first),
+            format!(
+                "{n} deny and ask {rules_word} never {see} {what} under Claude Code (`{example}` evades this one): {}",
+                named.join(", ")
+            ),
+        )
+        .fix(fix),
+    );
 }
 
 /// A host a domain pattern matches, written plainly.

@@ -27,12 +27,16 @@
 //! Shadowing is decided exactly, pattern by pattern: a rule is shadowed
 //! when a rule of higher precedence, governing the same calls, matches
 //! every text it matches — language inclusion decided on small DFAs
-//! (see the README's "Lint" section). Shadowing that needs the evaluator's normalisation (a
-//! wrapper, a subcommand form) is not reported here.
+//! (see the README's "Lint" section). Shadowing that only the evaluator's
+//! reading of a command shows (a wrapper, a program path, a subcommand
+//! form, a tuff token rule), or that crosses kinds (a command allow whose
+//! file a `Read` deny covers), is reported apart, each finding confirmed
+//! by evaluating a witness call.
 
 mod checks;
 mod input;
 pub(crate) mod lower;
+mod normal;
 mod render;
 mod shadow;
 
@@ -108,12 +112,27 @@ pub enum Kind {
     /// A rule that can never decide: a rule of higher precedence matches
     /// everything it matches.
     Shadowed,
+    /// A command rule that a rule of higher precedence covers only as the
+    /// evaluator reads commands (wrappers, program paths, options before
+    /// the subcommand, tuff token rules): confirmed by the evaluator.
+    ShadowedNormalised,
+    /// A command rule whose one command reads, writes or contacts what a
+    /// `Read`, `Edit` or `WebFetch` rule of higher precedence covers:
+    /// confirmed by the evaluator.
+    ShadowedAcrossKinds,
     /// A rule of the same effect matches everything this one matches.
     Redundant,
     /// An allow rule that also allows a command worth denying.
     BroadAllow,
-    /// A deny or ask rule that a common spelling of the command evades.
+    /// A deny or ask rule that a spelling of its own command evades (flags
+    /// reordered, split or spelled long).
     DenyBypass,
+    /// Deny and ask rules that naming the program by its path
+    /// (`/usr/bin/rm`) evades: one finding per policy, listing them.
+    PathBypass,
+    /// Deny and ask rules that an option before the subcommand (`git -C .
+    /// push`) evades: one finding per policy, listing them.
+    SubcommandBypass,
     /// A WebFetch deny that `curl`/`wget` get around without a Bash deny.
     WebFetchBypass,
 }
@@ -135,9 +154,13 @@ impl Kind {
         Kind::Duplicate,
         Kind::AllowAndDeny,
         Kind::Shadowed,
+        Kind::ShadowedNormalised,
+        Kind::ShadowedAcrossKinds,
         Kind::Redundant,
         Kind::BroadAllow,
         Kind::DenyBypass,
+        Kind::PathBypass,
+        Kind::SubcommandBypass,
         Kind::WebFetchBypass,
     ];
 
@@ -158,9 +181,13 @@ impl Kind {
             Kind::Duplicate => "duplicate",
             Kind::AllowAndDeny => "allow-and-deny",
             Kind::Shadowed => "shadowed",
+            Kind::ShadowedNormalised => "shadowed-normalised",
+            Kind::ShadowedAcrossKinds => "shadowed-across-kinds",
             Kind::Redundant => "redundant",
             Kind::BroadAllow => "broad-allow",
             Kind::DenyBypass => "deny-bypass",
+            Kind::PathBypass => "path-bypass",
+            Kind::SubcommandBypass => "subcommand-bypass",
             Kind::WebFetchBypass => "webfetch-bypass",
         }
     }
@@ -174,7 +201,11 @@ impl Kind {
     pub fn severity(self) -> Severity {
         match self {
             Kind::LoadError | Kind::ParseError | Kind::MisplacedPrefix => Severity::Error,
-            Kind::UnknownTool | Kind::Duplicate | Kind::Redundant => Severity::Note,
+            Kind::UnknownTool
+            | Kind::Duplicate
+            | Kind::Redundant
+            | Kind::PathBypass
+            | Kind::SubcommandBypass => Severity::Note,
             _ => Severity::Warning,
         }
     }
@@ -354,7 +385,9 @@ impl Config {
         Config { shadowing: true }
     }
 
-    /// Whether to decide shadowed and redundant rules (default: yes).
+    /// Whether to decide shadowed and redundant rules, pattern-level and
+    /// through toolgate's reading of commands or across kinds (default:
+    /// yes).
     pub fn shadowing(mut self, yes: bool) -> Config {
         self.shadowing = yes;
         self
@@ -369,6 +402,7 @@ pub fn lint_with(input: &LintInput, config: &Config) -> Report {
     checks::duplicates(&rules, &mut findings);
     if config.shadowing {
         shadow::shadowing(&rules, &mut findings);
+        normal::shadowing(&rules, &mut findings);
     }
     checks::broad_allows(&rules, &mut findings);
     checks::deny_bypasses(&rules, &mut findings);

@@ -13,8 +13,8 @@ use super::lower::{self, Dfa, Lowered, Universe};
 use super::{Finding, Kind, RuleRef};
 use crate::reference;
 use crate::rule::{
-    Anchor, CommandForm, DomainLabel, DomainPattern, Effect, GlobPiece, PathPattern, Pattern, Rule,
-    SegPiece, Segment, ToolMatch,
+    Anchor, CommandForm, Dialect, DomainLabel, DomainPattern, Effect, GlobPiece, PathPattern,
+    Pattern, Rule, SegPiece, Segment, ToolMatch,
 };
 
 /// Which rules can be compared: the same kind of haystack, in the same
@@ -166,8 +166,15 @@ fn item(rule: &Rule) -> Option<Item<'_>> {
             )
         }
         Pattern::Path(p) => {
-            let source = (p.anchor == Anchor::Source).then(|| rule.provenance.source.to_string());
-            (Frame::Path(p.anchor, source), lower::path(p), None)
+            // A tuff policy's paths are relative to its project root, the
+            // session's project (SPEC §13): the frame of `./x` rules.
+            let anchor = if rule.dialect == Dialect::Tuff && p.anchor == Anchor::Source {
+                Anchor::Project
+            } else {
+                p.anchor
+            };
+            let source = (anchor == Anchor::Source).then(|| rule.provenance.source.to_string());
+            (Frame::Path(anchor, source), lower::path(p), None)
         }
         Pattern::Domain(d) => (Frame::Host, lower::domain(d), None),
         Pattern::Field { field, form } => {
