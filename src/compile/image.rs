@@ -20,7 +20,7 @@
 //! error, never a panic. An image built on a big-endian machine does not
 //! load on a little-endian one, and the other way round.
 
-use super::matcher::{Auto, KindMatcher, Slow};
+use super::matcher::{Auto, KindMatcher, Slow, Walk};
 use super::{AnchorKey, Config, PathMatcher, Policy};
 use crate::error::{Error, ErrorKind};
 use crate::rule::Rule;
@@ -183,7 +183,7 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
     }
     w.len(m.autos.len());
     for a in &m.autos {
-        w.u8(u8::from(a.rev));
+        w.u8(a.walk.to_byte());
         w.len(a.ids.len());
         for ids in a.ids.iter() {
             w.ids(ids);
@@ -205,7 +205,7 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
     }
     w.len(m.slow.len());
     for s in &m.slow {
-        w.u8(u8::from(s.rev));
+        w.u8(s.walk.to_byte());
         w.u32(s.id);
         w.bytes(s.src.as_bytes());
     }
@@ -226,6 +226,10 @@ fn load_dfa(src: &[u8]) -> Result<dense::DFA<Vec<u32>>, Error> {
         .ok_or_else(|| image_error("cannot align an automaton"))?;
     dst.copy_from_slice(src);
     Ok(dense::DFA::from_bytes(dst).map_err(bad)?.0.to_owned())
+}
+
+fn read_walk(r: &mut Reader<'_>) -> Result<Walk, Error> {
+    Walk::from_byte(r.u8()?).ok_or_else(|| image_error("image has an invalid walk"))
 }
 
 fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatcher, Error> {
@@ -249,7 +253,7 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
     let n = r.len()?;
     let mut autos = Vec::with_capacity(n);
     for _ in 0..n {
-        let rev = r.u8()? != 0;
+        let walk = read_walk(r)?;
         let n = r.len()?;
         let mut ids = Vec::with_capacity(n);
         for _ in 0..n {
@@ -272,20 +276,20 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
         let len = r.len()?;
         r.align8()?;
         let dfa = load_dfa(r.take(len)?)?;
-        let auto = Auto::new(dfa, rev, ids, first)
+        let auto = Auto::new(dfa, walk, ids, first)
             .ok_or_else(|| image_error("image holds an automaton that does not fit its rules"))?;
         autos.push(auto);
     }
     let n = r.len()?;
     let mut slow = Vec::with_capacity(n);
     for _ in 0..n {
-        let rev = r.u8()? != 0;
+        let walk = read_walk(r)?;
         let id = r.u32()?;
         if id >= id_bound {
             return Err(image_error("image names a rule id out of range"));
         }
         let src = r.str()?;
-        let s: Slow = super::strategy::build_slow(src, rev, id, cfg).map_err(|f| {
+        let s: Slow = super::strategy::build_slow(src, walk, id, cfg).map_err(|f| {
             image_error(format!(
                 "image holds a rule that does not compile: {}",
                 f.message

@@ -31,9 +31,13 @@ pub(crate) enum Place {
     Float,
     /// Backward from the end of the haystack (suffix patterns).
     Rev,
-    /// Like `Float`, for patterns that track from their start (any-depth
-    /// `*.ext`), kept apart from the literal-led ones.
-    FloatStar,
+    /// Forward from the start of every segment of a path (any-depth path
+    /// patterns): the regex is anchored, and the walk restarts after each
+    /// `/`.
+    Seg,
+    /// Backward from the end of every segment of a path, its `/` included
+    /// (any-depth path patterns led by `*`, such as `**/*.ext`).
+    SegRev,
 }
 
 /// How a pattern's threads live in an automaton, which decides how many
@@ -262,7 +266,7 @@ fn regex_first(
 ) -> Lowered {
     let shape = match (place, inner) {
         (_, 0) => Shape::Pure,
-        (Place::Float | Place::FloatStar, _) => Shape::Latching,
+        (Place::Float, _) => Shape::Latching,
         (_, 1) => Shape::Tracking,
         _ => Shape::Latching,
     };

@@ -8,13 +8,57 @@ use regex_automata::util::start;
 use regex_automata::{Anchored, Input, meta};
 use std::collections::HashMap;
 
+/// How an automaton is walked over a haystack (see [`super::lower::Place`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// Forward from the first byte, then the terminator.
+    Fwd,
+    /// Backward from the last byte (no terminator).
+    Rev,
+    /// Forward from the start of every `/`-separated segment.
+    Seg,
+    /// Backward from the `/` (or terminator) ending every segment.
+    SegRev,
+}
+
+impl Walk {
+    /// Whether the automaton is built from the reversed regex.
+    pub(crate) fn reversed(self) -> bool {
+        matches!(self, Walk::Rev | Walk::SegRev)
+    }
+
+    /// The byte that stands for this walk in an image.
+    pub(crate) fn to_byte(self) -> u8 {
+        match self {
+            Walk::Fwd => 0,
+            Walk::Rev => 1,
+            Walk::Seg => 2,
+            Walk::SegRev => 3,
+        }
+    }
+
+    /// The walk an image byte stands for.
+    pub(crate) fn from_byte(b: u8) -> Option<Walk> {
+        Some(match b {
+            0 => Walk::Fwd,
+            1 => Walk::Rev,
+            2 => Walk::Seg,
+            3 => Walk::SegRev,
+            _ => return None,
+        })
+    }
+}
+
+/// The separator of the segments a `Seg`/`SegRev` walk restarts at.
+const SEP: u8 = b'/';
+
 /// One multi-pattern DFA and the rule id of each of its patterns.
 #[derive(Clone, Debug)]
 pub(crate) struct Auto {
     pub(crate) dfa: dense::DFA<Vec<u32>>,
     pub(crate) start: StateID,
-    /// Walked from the last byte to the first.
-    pub(crate) rev: bool,
+    /// How it is walked.
+    pub(crate) walk: Walk,
     /// Pattern id → rule ids.
     pub(crate) ids: Box<[Box<[u32]>]>,
     /// When set, the automaton can only match haystacks whose first byte
@@ -27,7 +71,7 @@ impl Auto {
     /// (never the case for DFAs built by this module).
     pub(crate) fn new(
         dfa: dense::DFA<Vec<u32>>,
-        rev: bool,
+        walk: Walk,
         ids: Box<[Box<[u32]>]>,
         first: Option<[u64; 4]>,
     ) -> Option<Auto> {
@@ -40,7 +84,7 @@ impl Auto {
         Some(Auto {
             dfa,
             start,
-            rev,
+            walk,
             ids,
             first,
         })
@@ -55,40 +99,59 @@ impl Auto {
         }
     }
 
-    /// Collects the rules whose regex matches a prefix of `hay` followed by
-    /// `term` (a suffix of `hay`, when reversed).
+    /// One anchored run over `bytes`: collects every pattern matching a
+    /// prefix of them.
     #[inline]
-    fn walk(&self, hay: &[u8], term: Option<u8>, out: &mut Vec<u32>) {
+    fn run(&self, bytes: impl Iterator<Item = u8>, out: &mut Vec<u32>) {
         let dfa = &self.dfa;
         let mut s = self.start;
-        if self.rev {
-            for &b in hay.iter().rev() {
-                s = dfa.next_state(s, b);
-                if dfa.is_special_state(s) {
-                    if dfa.is_dead_state(s) {
-                        return;
-                    }
-                    if dfa.is_match_state(s) {
-                        self.collect(s, out);
-                    }
+        for b in bytes {
+            s = dfa.next_state(s, b);
+            if dfa.is_special_state(s) {
+                if dfa.is_dead_state(s) {
+                    return;
                 }
-            }
-        } else {
-            for &b in hay.iter().chain(term.as_ref()) {
-                s = dfa.next_state(s, b);
-                if dfa.is_special_state(s) {
-                    if dfa.is_dead_state(s) {
-                        return;
-                    }
-                    if dfa.is_match_state(s) {
-                        self.collect(s, out);
-                    }
+                if dfa.is_match_state(s) {
+                    self.collect(s, out);
                 }
             }
         }
         s = dfa.next_eoi_state(s);
         if dfa.is_match_state(s) {
             self.collect(s, out);
+        }
+    }
+
+    /// Collects the rules whose regex matches `hay` followed by `term` as
+    /// its walk says: a prefix (forward), a suffix of `hay` (backward), a
+    /// prefix from some segment start, a suffix up to some segment end.
+    #[inline]
+    fn walk(&self, hay: &[u8], term: Option<u8>, out: &mut Vec<u32>) {
+        match self.walk {
+            Walk::Fwd => self.run(hay.iter().copied().chain(term), out),
+            Walk::Rev => self.run(hay.iter().rev().copied(), out),
+            Walk::Seg => {
+                self.run(hay.iter().copied().chain(term), out);
+                for (i, &b) in hay.iter().enumerate() {
+                    if b == SEP {
+                        if let Some(rest) = hay.get(i + 1..).filter(|r| !r.is_empty()) {
+                            self.run(rest.iter().copied().chain(term), out);
+                        }
+                    }
+                }
+            }
+            Walk::SegRev => {
+                for (i, &b) in hay.iter().enumerate() {
+                    if b == SEP {
+                        if let Some(head) = hay.get(..=i) {
+                            self.run(head.iter().rev().copied(), out);
+                        }
+                    }
+                }
+                if let Some(t) = term {
+                    self.run(std::iter::once(t).chain(hay.iter().rev().copied()), out);
+                }
+            }
         }
     }
 }
@@ -100,7 +163,8 @@ pub(crate) struct Slow {
     pub(crate) re: meta::Regex,
     /// The regex in matching form (kept for serialization).
     pub(crate) src: String,
-    pub(crate) rev: bool,
+    /// The walk its automaton would have had.
+    pub(crate) walk: Walk,
     pub(crate) id: u32,
 }
 
@@ -152,7 +216,7 @@ impl KindMatcher {
                 out.buf.push(t);
             }
             for s in &self.slow {
-                let h: &[u8] = if s.rev { hay } else { &out.buf };
+                let h: &[u8] = if s.walk == Walk::Rev { hay } else { &out.buf };
                 if s.re.is_match(Input::new(h).anchored(Anchored::Yes)) {
                     out.ids.push(s.id);
                 }
@@ -195,7 +259,7 @@ impl KindMatcher {
     pub fn shape(&self) -> MatcherShape {
         MatcherShape {
             automata: self.autos.len(),
-            reverse_automata: self.autos.iter().filter(|a| a.rev).count(),
+            reverse_automata: self.autos.iter().filter(|a| a.walk.reversed()).count(),
             automaton_patterns: self.autos.iter().map(|a| a.ids.len()).sum(),
             fallback_rules: self.slow.len(),
             exact_literals: self.exact.len(),
