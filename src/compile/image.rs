@@ -1,37 +1,37 @@
 //! Compiled matchers as bytes, and back, with validation.
 //!
-//! # Format (version 1)
+//! # Format (version 2)
 //!
 //! ```text
 //! magic    8 bytes  "toolgate"
 //! kind     8 bytes  "matcher\0" (one KindMatcher) or "policy\0\0"
-//! version  u32 LE   1
+//! version  u32 LE   2
 //! reserved u32 LE   0
 //! length   u64 LE   payload length
 //! checksum u64 LE   of the payload (see `checksum`)
 //! payload
 //! ```
 //!
-//! All integers are little-endian; each DFA is regex-automata's own
-//! little-endian serialization, 8-byte aligned within the payload. Loading
+//! All integers are little-endian; each DFA is a kind byte (dense or
+//! sparse) and regex-automata's own little-endian serialization, 8-byte
+//! aligned within the payload. Loading
 //! checks the header and the checksum, then every DFA with regex-automata's
 //! validating (safe) `from_bytes`, then that every rule id is in range, so a
 //! stale, foreign, truncated or corrupt image is an [`ErrorKind::Image`]
 //! error, never a panic. An image built on a big-endian machine does not
 //! load on a little-endian one, and the other way round.
 
-use super::matcher::{Auto, KindMatcher, Slow, Walk};
+use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
 use super::{AnchorKey, Config, PathMatcher, Policy};
 use crate::error::{Error, ErrorKind};
 use crate::rule::Rule;
-use regex_automata::dfa::dense;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 const MAGIC: &[u8; 8] = b"toolgate";
 const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
 fn image_error(msg: impl Into<String>) -> Error {
@@ -197,11 +197,11 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
                 }
             }
         }
-        let (bytes, pad) = a.dfa.to_bytes_little_endian();
-        let dfa = bytes.get(pad..).unwrap_or(&[]);
+        let (kind, dfa) = a.table.to_bytes();
+        w.u8(kind);
         w.len(dfa.len());
         w.align8();
-        w.buf.extend_from_slice(dfa);
+        w.buf.extend_from_slice(&dfa);
     }
     w.len(m.slow.len());
     for s in &m.slow {
@@ -212,12 +212,9 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
 }
 
 /// Copies `src` to 8-byte-aligned memory when it is not already aligned.
-fn load_dfa(src: &[u8]) -> Result<dense::DFA<Vec<u32>>, Error> {
-    let bad = |e: regex_automata::util::wire::DeserializeError| {
-        image_error(format!("image holds an invalid automaton: {e}"))
-    };
+fn load_table(kind: u8, src: &[u8]) -> Result<Table, Error> {
     if src.as_ptr().align_offset(8) == 0 {
-        return Ok(dense::DFA::from_bytes(src).map_err(bad)?.0.to_owned());
+        return Table::from_bytes(kind, src).map_err(image_error);
     }
     let mut v = vec![0u8; src.len() + 8];
     let off = v.as_ptr().align_offset(8);
@@ -225,7 +222,7 @@ fn load_dfa(src: &[u8]) -> Result<dense::DFA<Vec<u32>>, Error> {
         .get_mut(off..off.saturating_add(src.len()))
         .ok_or_else(|| image_error("cannot align an automaton"))?;
     dst.copy_from_slice(src);
-    Ok(dense::DFA::from_bytes(dst).map_err(bad)?.0.to_owned())
+    Table::from_bytes(kind, dst).map_err(image_error)
 }
 
 fn read_walk(r: &mut Reader<'_>) -> Result<Walk, Error> {
@@ -273,9 +270,10 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
             }
             _ => return Err(image_error("image has an invalid dispatch set")),
         };
+        let kind = r.u8()?;
         let len = r.len()?;
         r.align8()?;
-        let dfa = load_dfa(r.take(len)?)?;
+        let dfa = load_table(kind, r.take(len)?)?;
         let auto = Auto::new(dfa, walk, ids, first)
             .ok_or_else(|| image_error("image holds an automaton that does not fit its rules"))?;
         autos.push(auto);

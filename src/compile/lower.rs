@@ -26,8 +26,8 @@ use std::fmt::Write;
 pub(crate) enum Place {
     /// Forward from the start of the haystack; literal-led.
     Fwd,
-    /// Forward from the start, the regex carrying its own "anywhere"
-    /// prefix (contains, any-depth).
+    /// Forward from anywhere in the haystack (contains): the automaton
+    /// is unanchored, its "anywhere" prefix shared by all its patterns.
     Float,
     /// Backward from the end of the haystack (suffix patterns).
     Rev,
@@ -246,10 +246,7 @@ pub(crate) fn lower_glob(pieces: &[GlobPiece], case_insensitive: bool) -> Lowere
         }
         (false, true) => regex_first(Place::Fwd, inner, re, case_insensitive, first),
         (true, false) => regex(Place::Rev, inner, re, case_insensitive),
-        (true, true) => {
-            re.insert_str(0, ANY_RUN);
-            regex(Place::Float, inner, re, case_insensitive)
-        }
+        (true, true) => regex(Place::Float, inner, re, case_insensitive),
     }
 }
 

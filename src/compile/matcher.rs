@@ -2,7 +2,7 @@
 //! per haystack.
 
 use super::Matches;
-use regex_automata::dfa::{Automaton, dense};
+use regex_automata::dfa::{Automaton, dense, sparse};
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, Input, meta};
@@ -19,6 +19,8 @@ pub(crate) enum Walk {
     Seg,
     /// Backward from the `/` (or terminator) ending every segment.
     SegRev,
+    /// Forward from the unanchored start: a match anywhere.
+    Float,
 }
 
 impl Walk {
@@ -34,6 +36,7 @@ impl Walk {
             Walk::Rev => 1,
             Walk::Seg => 2,
             Walk::SegRev => 3,
+            Walk::Float => 4,
         }
     }
 
@@ -44,6 +47,7 @@ impl Walk {
             1 => Walk::Rev,
             2 => Walk::Seg,
             3 => Walk::SegRev,
+            4 => Walk::Float,
             _ => return None,
         })
     }
@@ -52,10 +56,83 @@ impl Walk {
 /// The separator of the segments a `Seg`/`SegRev` walk restarts at.
 const SEP: u8 = b'/';
 
+/// A DFA's transition table: dense (one slot per byte class and state,
+/// fastest to walk) for small automata, sparse (only the transitions a
+/// state has) for large ones, which are mostly long literal tries whose
+/// dense tables would be almost all dead slots.
+#[derive(Clone, Debug)]
+pub(crate) enum Table {
+    /// A dense table.
+    Dense(dense::DFA<Vec<u32>>),
+    /// A sparse table.
+    Sparse(sparse::DFA<Vec<u8>>),
+}
+
+impl Table {
+    fn pattern_len(&self) -> usize {
+        match self {
+            Table::Dense(d) => d.pattern_len(),
+            Table::Sparse(d) => d.pattern_len(),
+        }
+    }
+
+    fn start(&self, walk: Walk) -> Option<StateID> {
+        let anchored = if walk == Walk::Float {
+            Anchored::No
+        } else {
+            Anchored::Yes
+        };
+        let cfg = start::Config::new().anchored(anchored);
+        match self {
+            Table::Dense(d) => d.start_state(&cfg).ok(),
+            Table::Sparse(d) => d.start_state(&cfg).ok(),
+        }
+    }
+
+    /// Heap bytes of the table.
+    pub(crate) fn memory_usage(&self) -> usize {
+        match self {
+            Table::Dense(d) => d.memory_usage(),
+            Table::Sparse(d) => d.memory_usage(),
+        }
+    }
+
+    /// `(kind, little-endian serialization)`: kind 0 dense (the bytes are
+    /// to be loaded 4-byte aligned), 1 sparse.
+    pub(crate) fn to_bytes(&self) -> (u8, Vec<u8>) {
+        match self {
+            Table::Dense(d) => {
+                let (mut bytes, pad) = d.to_bytes_little_endian();
+                bytes.drain(..pad.min(bytes.len()));
+                (0, bytes)
+            }
+            Table::Sparse(d) => (1, d.to_bytes_little_endian()),
+        }
+    }
+
+    /// Loads a table written by [`Table::to_bytes`], validating it
+    /// (regex-automata's safe `from_bytes`); `bytes` of a dense table must
+    /// be 4-byte aligned.
+    pub(crate) fn from_bytes(kind: u8, bytes: &[u8]) -> Result<Table, String> {
+        let bad = |e: regex_automata::util::wire::DeserializeError| {
+            format!("image holds an invalid automaton: {e}")
+        };
+        match kind {
+            0 => Ok(Table::Dense(
+                dense::DFA::from_bytes(bytes).map_err(bad)?.0.to_owned(),
+            )),
+            1 => Ok(Table::Sparse(
+                sparse::DFA::from_bytes(bytes).map_err(bad)?.0.to_owned(),
+            )),
+            _ => Err("image holds an automaton of an unknown kind".to_string()),
+        }
+    }
+}
+
 /// One multi-pattern DFA and the rule id of each of its patterns.
 #[derive(Clone, Debug)]
 pub(crate) struct Auto {
-    pub(crate) dfa: dense::DFA<Vec<u32>>,
+    pub(crate) table: Table,
     pub(crate) start: StateID,
     /// How it is walked.
     pub(crate) walk: Walk,
@@ -66,23 +143,57 @@ pub(crate) struct Auto {
     pub(crate) first: Option<[u64; 4]>,
 }
 
+/// One anchored run of `dfa` from `start` over `bytes`: collects every
+/// pattern matching a prefix of them.
+#[inline]
+fn run<A: Automaton>(
+    dfa: &A,
+    start: StateID,
+    ids: &[Box<[u32]>],
+    bytes: impl Iterator<Item = u8>,
+    out: &mut Vec<u32>,
+) {
+    let collect = |s: StateID, out: &mut Vec<u32>| {
+        for i in 0..dfa.match_len(s) {
+            if let Some(ids) = ids.get(dfa.match_pattern(s, i).as_usize()) {
+                out.extend_from_slice(ids);
+            }
+        }
+    };
+    let mut s = start;
+    for b in bytes {
+        s = dfa.next_state(s, b);
+        if dfa.is_special_state(s) {
+            if dfa.is_dead_state(s) {
+                return;
+            }
+            if dfa.is_match_state(s) {
+                collect(s, out);
+            }
+        }
+    }
+    s = dfa.next_eoi_state(s);
+    if dfa.is_match_state(s) {
+        collect(s, out);
+    }
+}
+
 impl Auto {
-    /// Wraps a built DFA; `None` when it has no anchored start state
-    /// (never the case for DFAs built by this module).
+    /// Wraps a built DFA; `None` when it has no start state for its walk or
+    /// its pattern count is not that of `ids` (never the case for DFAs
+    /// built by this module).
     pub(crate) fn new(
-        dfa: dense::DFA<Vec<u32>>,
+        table: Table,
         walk: Walk,
         ids: Box<[Box<[u32]>]>,
         first: Option<[u64; 4]>,
     ) -> Option<Auto> {
-        let start = dfa
-            .start_state(&start::Config::new().anchored(Anchored::Yes))
-            .ok()?;
-        if dfa.pattern_len() != ids.len() {
+        let start = table.start(walk)?;
+        if table.pattern_len() != ids.len() {
             return None;
         }
         Some(Auto {
-            dfa,
+            table,
             start,
             walk,
             ids,
@@ -91,34 +202,10 @@ impl Auto {
     }
 
     #[inline]
-    fn collect(&self, s: StateID, out: &mut Vec<u32>) {
-        for i in 0..self.dfa.match_len(s) {
-            if let Some(ids) = self.ids.get(self.dfa.match_pattern(s, i).as_usize()) {
-                out.extend_from_slice(ids);
-            }
-        }
-    }
-
-    /// One anchored run over `bytes`: collects every pattern matching a
-    /// prefix of them.
-    #[inline]
     fn run(&self, bytes: impl Iterator<Item = u8>, out: &mut Vec<u32>) {
-        let dfa = &self.dfa;
-        let mut s = self.start;
-        for b in bytes {
-            s = dfa.next_state(s, b);
-            if dfa.is_special_state(s) {
-                if dfa.is_dead_state(s) {
-                    return;
-                }
-                if dfa.is_match_state(s) {
-                    self.collect(s, out);
-                }
-            }
-        }
-        s = dfa.next_eoi_state(s);
-        if dfa.is_match_state(s) {
-            self.collect(s, out);
+        match &self.table {
+            Table::Dense(d) => run(d, self.start, &self.ids, bytes, out),
+            Table::Sparse(d) => run(d, self.start, &self.ids, bytes, out),
         }
     }
 
@@ -128,7 +215,7 @@ impl Auto {
     #[inline]
     fn walk(&self, hay: &[u8], term: Option<u8>, out: &mut Vec<u32>) {
         match self.walk {
-            Walk::Fwd => self.run(hay.iter().copied().chain(term), out),
+            Walk::Fwd | Walk::Float => self.run(hay.iter().copied().chain(term), out),
             Walk::Rev => self.run(hay.iter().rev().copied(), out),
             Walk::Seg => {
                 self.run(hay.iter().copied().chain(term), out);
@@ -244,7 +331,7 @@ impl KindMatcher {
         let autos: usize = self
             .autos
             .iter()
-            .map(|a| a.dfa.memory_usage() + a.ids.iter().map(|x| 16 + x.len() * 4).sum::<usize>())
+            .map(|a| a.table.memory_usage() + a.ids.iter().map(|x| 16 + x.len() * 4).sum::<usize>())
             .sum();
         let exact: usize = self
             .exact

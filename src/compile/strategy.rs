@@ -13,7 +13,7 @@
 
 use super::Config;
 use super::lower::{Lowered, Place, Shape};
-use super::matcher::{Auto, KindMatcher, Slow, Walk};
+use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
 use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
@@ -43,10 +43,18 @@ enum DfaError {
 
 fn build_dfa(
     res: &[&str],
-    rev: bool,
+    walk: Walk,
     limit: usize,
     cfg: &Config,
 ) -> Result<dense::DFA<Vec<u32>>, DfaError> {
+    let rev = walk.reversed();
+    // Only `Float` automata are searched unanchored (their shared
+    // "anywhere" prefix); the others are smaller without that start.
+    let start = if walk == Walk::Float {
+        StartKind::Unanchored
+    } else {
+        StartKind::Anchored
+    };
     // The NFA is built here, not by the DFA builder, to tell a size limit
     // hit while building it from a rule that does not compile.
     let nfa = thompson::Compiler::new()
@@ -67,7 +75,7 @@ fn build_dfa(
         .configure(
             dense::Config::new()
                 .match_kind(MatchKind::All)
-                .start_kind(StartKind::Anchored)
+                .start_kind(start)
                 .minimize(false)
                 .accelerate(false)
                 .byte_classes(true)
@@ -94,6 +102,7 @@ pub(crate) fn build_slow(
     use super::lower::ANY_RUN;
     let full = match walk {
         Walk::Fwd => re.to_string(),
+        Walk::Float => format!("{ANY_RUN}(?:{re})"),
         Walk::Rev => format!("{ANY_RUN}(?:{re})$"),
         Walk::Seg => format!("{}(?:{re})", super::glob::SEGS),
         // The regex ends with the `/` ending a segment.
@@ -202,6 +211,7 @@ pub(crate) fn build(
     });
     for (p, shapes) in by.into_iter().enumerate() {
         let walk = match p {
+            1 => Walk::Float,
             2 => Walk::Rev,
             3 => Walk::Seg,
             4 => Walk::SegRev,
@@ -290,7 +300,7 @@ pub(crate) fn build(
     while let Some(g) = work.pop() {
         let res: Vec<&str> = g.pats.iter().map(|p| p.1).collect();
         let first = first_bytes(&g);
-        let built = build_dfa(&res, g.walk.reversed(), g.limit, cfg);
+        let built = build_dfa(&res, g.walk, g.limit, cfg);
         match built {
             Ok(dfa) => {
                 let ids: Box<[Box<[u32]>]> = g
@@ -298,7 +308,14 @@ pub(crate) fn build(
                     .iter()
                     .map(|p| p.0.clone().into_boxed_slice())
                     .collect();
-                let auto = Auto::new(dfa, g.walk, ids, first).ok_or_else(|| BuildFailure {
+                let table = if dfa.memory_usage() > cfg.sparse_above {
+                    dfa.to_sparse()
+                        .map(Table::Sparse)
+                        .unwrap_or(Table::Dense(dfa))
+                } else {
+                    Table::Dense(dfa)
+                };
+                let auto = Auto::new(table, g.walk, ids, first).ok_or_else(|| BuildFailure {
                     id: g
                         .pats
                         .first()
