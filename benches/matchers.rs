@@ -14,11 +14,18 @@
 //! `cargo bench --bench matchers`; the novel-input percentiles are printed
 //! by the `novel` bench (they need per-call timing, which criterion does
 //! not do).
+//!
+//! On Linux the criterion figures are the benchmark thread's CPU time
+//! (`/proc/thread-self/schedstat`), not wall-clock time, so that a machine
+//! shared with other work measures this code rather than the wait for a
+//! core; elsewhere they are wall-clock time. Set `TOOLGATE_BENCH_WALL=1`
+//! for wall-clock time everywhere.
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::measurement::{Measurement, ValueFormatter};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,6 +38,96 @@ use toolgate::{Dialect, Effect, List, Pattern, Provenance, Rule};
 const PROJECT: &str = "/home/dev/project";
 const WARM_COMMAND: &str = "git commit -m 'fix the build' --no-verify";
 const WARM_PATH: &str = "src/components/button/index.test.tsx";
+
+/// Thread CPU time, or wall-clock time where it cannot be read. The
+/// kernel's figure advances at scheduler events (ticks, switches), so one
+/// criterion sample should last many milliseconds (the groups below ask
+/// for seconds).
+struct Clock {
+    cpu: bool,
+}
+
+impl Clock {
+    fn new() -> Clock {
+        let wall = std::env::var("TOOLGATE_BENCH_WALL").is_ok_and(|v| v == "1");
+        Clock {
+            cpu: !wall && thread_cpu().is_some(),
+        }
+    }
+    fn now(&self) -> Duration {
+        if self.cpu {
+            thread_cpu().unwrap_or_default()
+        } else {
+            epoch().elapsed()
+        }
+    }
+}
+
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// CPU time of the calling thread (Linux).
+fn thread_cpu() -> Option<Duration> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split(' ').next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+struct NsFormatter;
+
+impl ValueFormatter for NsFormatter {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (div, unit) = if typical < 1e3 {
+            (1.0, "ns")
+        } else if typical < 1e6 {
+            (1e3, "µs")
+        } else if typical < 1e9 {
+            (1e6, "ms")
+        } else {
+            (1e9, "s")
+        };
+        for v in values {
+            *v /= div;
+        }
+        unit
+    }
+    fn scale_throughputs(&self, _: f64, _: &Throughput, values: &mut [f64]) -> &'static str {
+        for v in values {
+            *v = 0.0;
+        }
+        "-"
+    }
+    fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+impl Measurement for Clock {
+    type Intermediate = Duration;
+    type Value = Duration;
+    fn start(&self) -> Duration {
+        self.now()
+    }
+    fn end(&self, i: Duration) -> Duration {
+        self.now().saturating_sub(i)
+    }
+    fn add(&self, a: &Duration, b: &Duration) -> Duration {
+        *a + *b
+    }
+    fn zero(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn to_f64(&self, v: &Duration) -> f64 {
+        v.as_nanos() as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &NsFormatter
+    }
+}
+
+type C = Criterion<Clock>;
 
 /// A small deterministic generator (xorshift), so every run builds the same
 /// sets.
@@ -470,7 +567,7 @@ fn percentiles(mut v: Vec<Duration>) -> (Duration, Duration, Duration) {
     (at(0.5), at(0.99), mean)
 }
 
-fn bench_warm(c: &mut Criterion, d: &Data) {
+fn bench_warm(c: &mut C, d: &Data) {
     let mut g = c.benchmark_group("warm");
     g.measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_secs(1));
@@ -521,7 +618,7 @@ fn bench_warm(c: &mut Criterion, d: &Data) {
 
 /// Never-seen inputs: each queried once, right after the build, timed one
 /// by one (the timer's own ~20-30 ns included). Prints p50 / p99 / mean.
-fn bench_novel(c: &mut Criterion, d: &Data) {
+fn bench_novel(c: &mut C, d: &Data) {
     let mut m = Matches::new();
     let mut out = Vec::new();
     let mut hits = Vec::new();
@@ -596,10 +693,25 @@ fn bench_novel(c: &mut Criterion, d: &Data) {
             })
         });
     }
+    let abs: Vec<String> = d
+        .novel_paths
+        .iter()
+        .map(|rel| format!("{PROJECT}/{rel}"))
+        .collect();
+    for (name, rules) in d.path_sets.iter().skip(1) {
+        let policy = Policy::new(rules.clone()).expect("compiles");
+        g.bench_function(BenchmarkId::new("path-pass/toolgate", name), |b| {
+            b.iter(|| {
+                for p in &abs {
+                    policy.find_path(Kind::Read, None, p, &dirs(), &mut m);
+                }
+            })
+        });
+    }
     g.finish();
 }
 
-fn bench_compile(c: &mut Criterion, d: &Data) {
+fn bench_compile(c: &mut C, d: &Data) {
     let mut g = c.benchmark_group("compile");
     g.sample_size(10).measurement_time(Duration::from_secs(4));
     let hundred: Vec<Rule> = d.sets[1]
@@ -673,12 +785,32 @@ fn bench_compile(c: &mut Criterion, d: &Data) {
     g.finish();
 }
 
-fn benches(c: &mut Criterion) {
+fn benches(c: &mut C) {
     let d = data();
     bench_warm(c, &d);
     bench_novel(c, &d);
     bench_compile(c, &d);
 }
 
-criterion_group!(matchers, benches);
+fn config() -> C {
+    let clock = Clock::new();
+    eprintln!(
+        "criterion figures: {}",
+        if clock.cpu {
+            "thread CPU time"
+        } else {
+            "wall-clock time"
+        }
+    );
+    if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
+        eprintln!("load average at the start: {}", l.trim());
+    }
+    Criterion::default().with_measurement(clock)
+}
+
+criterion_group! {
+    name = matchers;
+    config = config();
+    targets = benches
+}
 criterion_main!(matchers);
