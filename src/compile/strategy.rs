@@ -222,13 +222,23 @@ pub(crate) fn build(
                 continue;
             }
             if s == 0 {
-                // Pure patterns never multiply: one automaton.
-                groups.push(Group {
-                    walk,
-                    limit: cfg.dfa_size_limit,
-                    pats,
-                    dispatch: false,
-                });
+                // Pure patterns never multiply: one automaton. Except
+                // unanchored ones: every state of their automaton holds
+                // every pattern's start, so building it costs patterns ×
+                // states; they are chunked to keep that bounded.
+                let chunk = if walk == Walk::Float {
+                    cfg.fwd_group_size.max(1)
+                } else {
+                    usize::MAX
+                };
+                for c in pats.chunks(chunk) {
+                    groups.push(Group {
+                        walk,
+                        limit: cfg.dfa_size_limit,
+                        pats: c.to_vec(),
+                        dispatch: false,
+                    });
+                }
                 continue;
             }
             // Tracking and latching patterns multiply the states of those
