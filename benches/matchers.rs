@@ -19,7 +19,8 @@
 //! (`/proc/thread-self/schedstat`), not wall-clock time, so that a machine
 //! shared with other work measures this code rather than the wait for a
 //! core; elsewhere they are wall-clock time. Set `TOOLGATE_BENCH_WALL=1`
-//! for wall-clock time everywhere.
+//! for wall-clock time everywhere. Each sample lasts at least 50 ms (see
+//! `timed`).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
@@ -49,18 +50,50 @@ struct Clock {
 
 impl Clock {
     fn new() -> Clock {
-        let wall = std::env::var("TOOLGATE_BENCH_WALL").is_ok_and(|v| v == "1");
-        Clock {
-            cpu: !wall && thread_cpu().is_some(),
-        }
+        Clock { cpu: use_cpu() }
     }
     fn now(&self) -> Duration {
-        if self.cpu {
-            thread_cpu().unwrap_or_default()
-        } else {
-            epoch().elapsed()
-        }
+        now()
     }
+}
+
+fn use_cpu() -> bool {
+    static CPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CPU.get_or_init(|| {
+        let wall = std::env::var("TOOLGATE_BENCH_WALL").is_ok_and(|v| v == "1");
+        !wall && thread_cpu().is_some()
+    })
+}
+
+fn now() -> Duration {
+    if use_cpu() {
+        thread_cpu().unwrap_or_default()
+    } else {
+        epoch().elapsed()
+    }
+}
+
+/// Runs `f` for a criterion sample of `iters` iterations. The clock may
+/// advance in steps of a scheduler tick, so the routine is repeated until
+/// at least `SAMPLE` of time has passed, and the time is scaled back to
+/// `iters` iterations.
+fn timed<O, F: FnMut() -> O>(b: &mut criterion::Bencher<'_, Clock>, mut f: F) {
+    const SAMPLE: Duration = Duration::from_millis(50);
+    b.iter_custom(|iters| {
+        let iters = iters.max(1);
+        let start = now();
+        let mut done = 0u64;
+        loop {
+            for _ in 0..iters {
+                black_box(f());
+            }
+            done += iters;
+            let el = now().saturating_sub(start);
+            if el >= SAMPLE {
+                return el.mul_f64(iters as f64 / done as f64);
+            }
+        }
+    })
 }
 
 fn epoch() -> Instant {
@@ -569,7 +602,8 @@ fn percentiles(mut v: Vec<Duration>) -> (Duration, Duration, Duration) {
 
 fn bench_warm(c: &mut C, d: &Data) {
     let mut g = c.benchmark_group("warm");
-    g.measurement_time(Duration::from_secs(3))
+    g.sample_size(30)
+        .measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_secs(1));
     let mut m = Matches::new();
     for (name, rules) in &d.sets {
@@ -578,7 +612,7 @@ fn bench_warm(c: &mut C, d: &Data) {
         assert_eq!(m.ids(), reference_command(&policy, WARM_COMMAND), "{name}");
         let want = m.len();
         g.bench_function(BenchmarkId::new("command/toolgate", name), |b| {
-            b.iter(|| {
+            timed(b, || {
                 policy.find(Kind::Command, None, black_box(WARM_COMMAND), &mut m);
                 assert_eq!(m.len(), want);
             })
@@ -588,7 +622,7 @@ fn bench_warm(c: &mut C, d: &Data) {
         regexset_ids(&rs, WARM_COMMAND, &mut out);
         assert_eq!(out.len(), want, "{name}: regexset disagrees");
         g.bench_function(BenchmarkId::new("command/regexset", name), |b| {
-            b.iter(|| regexset_ids(&rs, black_box(WARM_COMMAND), &mut out))
+            timed(b, || regexset_ids(&rs, black_box(WARM_COMMAND), &mut out))
         });
     }
     let abs = format!("{PROJECT}/{WARM_PATH}");
@@ -602,7 +636,7 @@ fn bench_warm(c: &mut C, d: &Data) {
         );
         let want = m.len();
         g.bench_function(BenchmarkId::new("path/toolgate", name), |b| {
-            b.iter(|| {
+            timed(b, || {
                 policy.find_path(Kind::Read, None, black_box(&abs), &dirs(), &mut m);
                 assert_eq!(m.len(), want);
             })
@@ -610,7 +644,9 @@ fn bench_warm(c: &mut C, d: &Data) {
         let gs = globset_for(&policy, Kind::Read);
         let (mut hits, mut out) = (Vec::new(), Vec::new());
         g.bench_function(BenchmarkId::new("path/globset", name), |b| {
-            b.iter(|| globset_ids(&gs, black_box(WARM_PATH), &mut hits, &mut out))
+            timed(b, || {
+                globset_ids(&gs, black_box(WARM_PATH), &mut hits, &mut out)
+            })
         });
     }
     g.finish();
@@ -629,20 +665,25 @@ fn bench_novel(c: &mut C, d: &Data) {
         let mut t_tg = Vec::new();
         let mut t_rs = Vec::new();
         let mut matched = 0;
+        // Each engine in a pass of its own: interleaved, each would find
+        // the caches filled by the other.
+        let mut answers = Vec::with_capacity(d.novel_commands.len());
         for text in &d.novel_commands {
             let t = Instant::now();
             policy.find(Kind::Command, None, text, &mut m);
             t_tg.push(t.elapsed());
+            answers.push(m.ids().to_vec());
+        }
+        for (text, want) in d.novel_commands.iter().zip(&answers) {
             let t = Instant::now();
             regexset_ids(&rs, text, &mut out);
             t_rs.push(t.elapsed());
             out.sort_unstable();
             assert_eq!(
-                m.ids(),
-                &out[..],
+                want, &out,
                 "{name}: toolgate and RegexSet disagree on {text:?}"
             );
-            matched += m.len();
+            matched += want.len();
         }
         let (a, b, c) = percentiles(t_tg);
         let (x, y, z) = percentiles(t_rs);
@@ -656,6 +697,7 @@ fn bench_novel(c: &mut C, d: &Data) {
         let (mut t_tg, mut t_gs) = (Vec::new(), Vec::new());
         let mut matched = 0;
         let mut abs = String::new();
+        let mut answers = Vec::with_capacity(d.novel_paths.len());
         for rel in &d.novel_paths {
             abs.clear();
             abs.push_str(PROJECT);
@@ -664,15 +706,17 @@ fn bench_novel(c: &mut C, d: &Data) {
             let t = Instant::now();
             policy.find_path(Kind::Read, None, &abs, &dirs(), &mut m);
             t_tg.push(t.elapsed());
+            answers.push(m.ids().to_vec());
+        }
+        for (rel, want) in d.novel_paths.iter().zip(&answers) {
             let t = Instant::now();
             globset_ids(&gs, rel, &mut hits, &mut out);
             t_gs.push(t.elapsed());
             assert_eq!(
-                m.ids(),
-                &out[..],
+                want, &out,
                 "{name}: toolgate and globset disagree on {rel:?}"
             );
-            matched += m.len();
+            matched += want.len();
         }
         let (a, b, c) = percentiles(t_tg);
         let (x, y, z) = percentiles(t_gs);
@@ -686,7 +730,7 @@ fn bench_novel(c: &mut C, d: &Data) {
     for (name, rules) in d.sets.iter().skip(1) {
         let policy = Policy::new(rules.clone()).expect("compiles");
         g.bench_function(BenchmarkId::new("command-pass/toolgate", name), |b| {
-            b.iter(|| {
+            timed(b, || {
                 for text in &d.novel_commands {
                     policy.find(Kind::Command, None, text, &mut m);
                 }
@@ -701,7 +745,7 @@ fn bench_novel(c: &mut C, d: &Data) {
     for (name, rules) in d.path_sets.iter().skip(1) {
         let policy = Policy::new(rules.clone()).expect("compiles");
         g.bench_function(BenchmarkId::new("path-pass/toolgate", name), |b| {
-            b.iter(|| {
+            timed(b, || {
                 for p in &abs {
                     policy.find_path(Kind::Read, None, p, &dirs(), &mut m);
                 }
@@ -722,7 +766,7 @@ fn bench_compile(c: &mut C, d: &Data) {
         .cloned()
         .collect();
     g.bench_function("100", |b| {
-        b.iter(|| Policy::new(hundred.clone()).expect("compiles"))
+        timed(b, || Policy::new(hundred.clone()).expect("compiles"))
     });
     let mut all: Vec<Rule> = d.sets[2].1.clone();
     all.truncate(7000);
@@ -745,7 +789,7 @@ fn bench_compile(c: &mut C, d: &Data) {
         p.matcher(Kind::Command).map(|m| m.shape())
     );
     g.bench_function("10000", |b| {
-        b.iter(|| Policy::new(all.clone()).expect("compiles"))
+        timed(b, || Policy::new(all.clone()).expect("compiles"))
     });
     let bytes = p.matchers_to_bytes();
     eprintln!(
@@ -753,7 +797,9 @@ fn bench_compile(c: &mut C, d: &Data) {
         bytes.len() as f64 / (1 << 20) as f64
     );
     g.bench_function("load-10000", |b| {
-        b.iter(|| Policy::from_image(all.clone(), &bytes).expect("loads"))
+        timed(b, || {
+            Policy::from_image(all.clone(), &bytes).expect("loads")
+        })
     });
     // Adversarial: hundreds of two-literal contains rules, which blow up a
     // single DFA.
@@ -766,20 +812,26 @@ fn bench_compile(c: &mut C, d: &Data) {
         pa.matcher(Kind::Command).map(|m| m.shape())
     );
     g.bench_function("adversarial-300-latching", |b| {
-        b.iter(|| Policy::new(adv.clone()).expect("compiles"))
+        timed(b, || Policy::new(adv.clone()).expect("compiles"))
     });
     let adv2: Vec<Rule> = (0..300)
         .filter_map(|i| parse(&format!("Bash(git *a{i}*b{}*)", i * 7), Effect::Deny, i))
         .collect();
     g.bench_function("adversarial-300-prefixed-latching", |b| {
-        b.iter(|| Policy::new(adv2.clone()).expect("compiles"))
+        timed(b, || Policy::new(adv2.clone()).expect("compiles"))
+    });
+    let contains: Vec<Rule> = (0..1000)
+        .filter_map(|i| parse(&format!("Bash(*x{i}y*)"), Effect::Deny, i))
+        .collect();
+    g.bench_function("adversarial-1000-contains", |b| {
+        timed(b, || Policy::new(contains.clone()).expect("compiles"))
     });
     let mut mm = Matches::new();
     let text = "git push a17 then b119 and more";
     pa.find(Kind::Command, None, text, &mut mm);
     assert_eq!(mm.ids(), reference_command(&pa, text));
     g.bench_function("adversarial-300-latching/query", |b| {
-        b.iter(|| pa.find(Kind::Command, None, black_box(text), &mut mm))
+        timed(b, || pa.find(Kind::Command, None, black_box(text), &mut mm))
     });
     let _ = Config::new();
     g.finish();
