@@ -74,8 +74,9 @@ fn now() -> Duration {
 }
 
 /// Runs `f` for a criterion sample of `iters` iterations. The clock may
-/// advance in steps of a scheduler tick, so the routine is repeated until
-/// at least `SAMPLE` of time has passed, and the time is scaled back to
+/// advance in steps of a scheduler tick, so the routine is repeated, in
+/// batches that double (reading the clock costs microseconds), until at
+/// least `SAMPLE` of time has passed, and the time is scaled back to
 /// `iters` iterations.
 fn timed<O, F: FnMut() -> O>(b: &mut criterion::Bencher<'_, Clock>, mut f: F) {
     const SAMPLE: Duration = Duration::from_millis(50);
@@ -83,11 +84,13 @@ fn timed<O, F: FnMut() -> O>(b: &mut criterion::Bencher<'_, Clock>, mut f: F) {
         let iters = iters.max(1);
         let start = now();
         let mut done = 0u64;
+        let mut batch = iters;
         loop {
-            for _ in 0..iters {
+            for _ in 0..batch {
                 black_box(f());
             }
-            done += iters;
+            done += batch;
+            batch = batch.saturating_mul(2);
             let el = now().saturating_sub(start);
             if el >= SAMPLE {
                 return el.mul_f64(iters as f64 / done as f64);
