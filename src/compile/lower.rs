@@ -5,7 +5,8 @@
 //!
 //! Every regex is searched anchored, and a rule matches as soon as its regex
 //! matches a *prefix* of the haystack (for [`Place::Rev`], a suffix, the
-//! haystack being walked backwards). A match ends the rule's thread in the
+//! haystack being walked backwards; for [`Place::Float`], a prefix of some
+//! suffix: it is searched unanchored). A match ends the rule's thread in the
 //! automaton, so a trailing `*` is dropped instead of being compiled into a
 //! `.*` that would stay alive and multiply every other rule's states; a
 //! pattern without a trailing `*` ends in `$`. Path patterns are lowered in
@@ -14,9 +15,10 @@
 //! The shape decides the strategy, as measured (BENCHMARKS.md, "Compiled
 //! matchers"): literal-led patterns share one forward automaton, suffix
 //! patterns (`* --dry-run`, `*.example.com`) one reverse automaton,
-//! "contains" patterns (`*--force*`, any-depth path segments) one forward
-//! automaton of their own, exact literals a hash map; patterns that latch
-//! (a literal between two stars) go into small groups of a bounded count.
+//! "contains" patterns (`*--force*`) unanchored automata of their own,
+//! any-depth path patterns automata walked at each segment (see
+//! [`super::glob`]), exact literals a hash map; patterns that latch (a
+//! literal between two stars) go into small groups of a bounded count.
 
 use crate::rule::{CommandForm, CommandPattern, DomainLabel, DomainPattern, GlobPiece, ToolMatch};
 use std::fmt::Write;

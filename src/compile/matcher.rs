@@ -258,12 +258,14 @@ pub(crate) struct Slow {
 /// The compiled rules of one tool kind: a query returns every rule whose
 /// pattern matches the haystack.
 ///
-/// Built by [`super::Policy`] (or [`super::KindMatcher::build`]); its
-/// strategies are those of [`super::lower`]: a hash map of exact literals,
-/// a forward DFA of literal-led patterns, a reverse DFA of suffix
-/// patterns, a forward DFA of "contains" patterns, small DFAs of latching
-/// patterns, and — only for rules that would not fit the size limits — a
-/// bounded per-rule fallback.
+/// Built by [`super::Policy`]; its strategies (chosen by each rule's
+/// shape) are: a hash map of exact literals,
+/// forward DFAs of literal-led patterns, a reverse DFA of suffix
+/// patterns, unanchored DFAs of "contains" patterns, DFAs of any-depth
+/// path patterns walked from every segment start (or backwards from every
+/// segment end), small DFAs of latching patterns, and — only for rules
+/// that would not fit the size limits — a bounded per-rule fallback. Large
+/// DFAs are kept as sparse tables.
 #[derive(Clone, Debug, Default)]
 pub struct KindMatcher {
     /// A byte that follows every haystack (paths: `/`).

@@ -10,6 +10,12 @@
 //! attempts; what still does not fit is matched rule by rule by a bounded
 //! engine ([`meta::Regex`]: a lazy DFA with a fixed cache, then a PikeVM),
 //! with the same answers.
+//!
+//! Building a DFA costs, per state, the number of NFA states alive in it.
+//! Anchored groups stay cheap (a trie's states hold few patterns each);
+//! an unanchored group holds every pattern's start in every state, so
+//! those groups are kept to `fwd_group_size` patterns. A DFA whose dense
+//! table exceeds `sparse_above` bytes is kept sparse.
 
 use super::Config;
 use super::lower::{Lowered, Place, Shape};
