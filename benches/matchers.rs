@@ -14,11 +14,19 @@
 //! `cargo bench --bench matchers`; the novel-input percentiles are printed
 //! by the `novel` bench (they need per-call timing, which criterion does
 //! not do).
+//!
+//! On Linux the criterion figures are the benchmark thread's CPU time
+//! (`/proc/thread-self/schedstat`), not wall-clock time, so that a machine
+//! shared with other work measures this code rather than the wait for a
+//! core; elsewhere they are wall-clock time. Set `TOOLGATE_BENCH_WALL=1`
+//! for wall-clock time everywhere. Each sample lasts at least 50 ms (see
+//! `timed`).
 
 #[path = "../tests/common/mod.rs"]
 mod common;
 
-use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use criterion::measurement::{Measurement, ValueFormatter};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -31,6 +39,131 @@ use toolgate::{Dialect, Effect, List, Pattern, Provenance, Rule};
 const PROJECT: &str = "/home/dev/project";
 const WARM_COMMAND: &str = "git commit -m 'fix the build' --no-verify";
 const WARM_PATH: &str = "src/components/button/index.test.tsx";
+
+/// Thread CPU time, or wall-clock time where it cannot be read. The
+/// kernel's figure advances at scheduler events (ticks, switches), so one
+/// criterion sample should last many milliseconds (the groups below ask
+/// for seconds).
+struct Clock {
+    cpu: bool,
+}
+
+impl Clock {
+    fn new() -> Clock {
+        Clock { cpu: use_cpu() }
+    }
+    fn now(&self) -> Duration {
+        now()
+    }
+}
+
+fn use_cpu() -> bool {
+    static CPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *CPU.get_or_init(|| {
+        let wall = std::env::var("TOOLGATE_BENCH_WALL").is_ok_and(|v| v == "1");
+        !wall && thread_cpu().is_some()
+    })
+}
+
+fn now() -> Duration {
+    if use_cpu() {
+        thread_cpu().unwrap_or_default()
+    } else {
+        epoch().elapsed()
+    }
+}
+
+/// Runs `f` for a criterion sample of `iters` iterations. The clock may
+/// advance in steps of a scheduler tick, so the routine is repeated, in
+/// batches that double (reading the clock costs microseconds), until at
+/// least `SAMPLE` of time has passed, and the time is scaled back to
+/// `iters` iterations.
+fn timed<O, F: FnMut() -> O>(b: &mut criterion::Bencher<'_, Clock>, mut f: F) {
+    const SAMPLE: Duration = Duration::from_millis(50);
+    b.iter_custom(|iters| {
+        let iters = iters.max(1);
+        let start = now();
+        let mut done = 0u64;
+        let mut batch = iters;
+        loop {
+            for _ in 0..batch {
+                black_box(f());
+            }
+            done += batch;
+            batch = batch.saturating_mul(2);
+            let el = now().saturating_sub(start);
+            if el >= SAMPLE {
+                return el.mul_f64(iters as f64 / done as f64);
+            }
+        }
+    })
+}
+
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+/// CPU time of the calling thread (Linux).
+fn thread_cpu() -> Option<Duration> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = s.split(' ').next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
+}
+
+struct NsFormatter;
+
+impl ValueFormatter for NsFormatter {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (div, unit) = if typical < 1e3 {
+            (1.0, "ns")
+        } else if typical < 1e6 {
+            (1e3, "µs")
+        } else if typical < 1e9 {
+            (1e6, "ms")
+        } else {
+            (1e9, "s")
+        };
+        for v in values {
+            *v /= div;
+        }
+        unit
+    }
+    fn scale_throughputs(&self, _: f64, _: &Throughput, values: &mut [f64]) -> &'static str {
+        for v in values {
+            *v = 0.0;
+        }
+        "-"
+    }
+    fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+impl Measurement for Clock {
+    type Intermediate = Duration;
+    type Value = Duration;
+    fn start(&self) -> Duration {
+        self.now()
+    }
+    fn end(&self, i: Duration) -> Duration {
+        self.now().saturating_sub(i)
+    }
+    fn add(&self, a: &Duration, b: &Duration) -> Duration {
+        *a + *b
+    }
+    fn zero(&self) -> Duration {
+        Duration::ZERO
+    }
+    fn to_f64(&self, v: &Duration) -> f64 {
+        v.as_nanos() as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &NsFormatter
+    }
+}
+
+type C = Criterion<Clock>;
 
 /// A small deterministic generator (xorshift), so every run builds the same
 /// sets.
@@ -470,9 +603,10 @@ fn percentiles(mut v: Vec<Duration>) -> (Duration, Duration, Duration) {
     (at(0.5), at(0.99), mean)
 }
 
-fn bench_warm(c: &mut Criterion, d: &Data) {
+fn bench_warm(c: &mut C, d: &Data) {
     let mut g = c.benchmark_group("warm");
-    g.measurement_time(Duration::from_secs(3))
+    g.sample_size(30)
+        .measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_secs(1));
     let mut m = Matches::new();
     for (name, rules) in &d.sets {
@@ -481,7 +615,7 @@ fn bench_warm(c: &mut Criterion, d: &Data) {
         assert_eq!(m.ids(), reference_command(&policy, WARM_COMMAND), "{name}");
         let want = m.len();
         g.bench_function(BenchmarkId::new("command/toolgate", name), |b| {
-            b.iter(|| {
+            timed(b, || {
                 policy.find(Kind::Command, None, black_box(WARM_COMMAND), &mut m);
                 assert_eq!(m.len(), want);
             })
@@ -491,7 +625,7 @@ fn bench_warm(c: &mut Criterion, d: &Data) {
         regexset_ids(&rs, WARM_COMMAND, &mut out);
         assert_eq!(out.len(), want, "{name}: regexset disagrees");
         g.bench_function(BenchmarkId::new("command/regexset", name), |b| {
-            b.iter(|| regexset_ids(&rs, black_box(WARM_COMMAND), &mut out))
+            timed(b, || regexset_ids(&rs, black_box(WARM_COMMAND), &mut out))
         });
     }
     let abs = format!("{PROJECT}/{WARM_PATH}");
@@ -505,7 +639,7 @@ fn bench_warm(c: &mut Criterion, d: &Data) {
         );
         let want = m.len();
         g.bench_function(BenchmarkId::new("path/toolgate", name), |b| {
-            b.iter(|| {
+            timed(b, || {
                 policy.find_path(Kind::Read, None, black_box(&abs), &dirs(), &mut m);
                 assert_eq!(m.len(), want);
             })
@@ -513,7 +647,9 @@ fn bench_warm(c: &mut Criterion, d: &Data) {
         let gs = globset_for(&policy, Kind::Read);
         let (mut hits, mut out) = (Vec::new(), Vec::new());
         g.bench_function(BenchmarkId::new("path/globset", name), |b| {
-            b.iter(|| globset_ids(&gs, black_box(WARM_PATH), &mut hits, &mut out))
+            timed(b, || {
+                globset_ids(&gs, black_box(WARM_PATH), &mut hits, &mut out)
+            })
         });
     }
     g.finish();
@@ -521,7 +657,7 @@ fn bench_warm(c: &mut Criterion, d: &Data) {
 
 /// Never-seen inputs: each queried once, right after the build, timed one
 /// by one (the timer's own ~20-30 ns included). Prints p50 / p99 / mean.
-fn bench_novel(c: &mut Criterion, d: &Data) {
+fn bench_novel(c: &mut C, d: &Data) {
     let mut m = Matches::new();
     let mut out = Vec::new();
     let mut hits = Vec::new();
@@ -532,20 +668,25 @@ fn bench_novel(c: &mut Criterion, d: &Data) {
         let mut t_tg = Vec::new();
         let mut t_rs = Vec::new();
         let mut matched = 0;
+        // Each engine in a pass of its own: interleaved, each would find
+        // the caches filled by the other.
+        let mut answers = Vec::with_capacity(d.novel_commands.len());
         for text in &d.novel_commands {
             let t = Instant::now();
             policy.find(Kind::Command, None, text, &mut m);
             t_tg.push(t.elapsed());
+            answers.push(m.ids().to_vec());
+        }
+        for (text, want) in d.novel_commands.iter().zip(&answers) {
             let t = Instant::now();
             regexset_ids(&rs, text, &mut out);
             t_rs.push(t.elapsed());
             out.sort_unstable();
             assert_eq!(
-                m.ids(),
-                &out[..],
+                want, &out,
                 "{name}: toolgate and RegexSet disagree on {text:?}"
             );
-            matched += m.len();
+            matched += want.len();
         }
         let (a, b, c) = percentiles(t_tg);
         let (x, y, z) = percentiles(t_rs);
@@ -559,6 +700,7 @@ fn bench_novel(c: &mut Criterion, d: &Data) {
         let (mut t_tg, mut t_gs) = (Vec::new(), Vec::new());
         let mut matched = 0;
         let mut abs = String::new();
+        let mut answers = Vec::with_capacity(d.novel_paths.len());
         for rel in &d.novel_paths {
             abs.clear();
             abs.push_str(PROJECT);
@@ -567,15 +709,17 @@ fn bench_novel(c: &mut Criterion, d: &Data) {
             let t = Instant::now();
             policy.find_path(Kind::Read, None, &abs, &dirs(), &mut m);
             t_tg.push(t.elapsed());
+            answers.push(m.ids().to_vec());
+        }
+        for (rel, want) in d.novel_paths.iter().zip(&answers) {
             let t = Instant::now();
             globset_ids(&gs, rel, &mut hits, &mut out);
             t_gs.push(t.elapsed());
             assert_eq!(
-                m.ids(),
-                &out[..],
+                want, &out,
                 "{name}: toolgate and globset disagree on {rel:?}"
             );
-            matched += m.len();
+            matched += want.len();
         }
         let (a, b, c) = percentiles(t_tg);
         let (x, y, z) = percentiles(t_gs);
@@ -589,9 +733,24 @@ fn bench_novel(c: &mut Criterion, d: &Data) {
     for (name, rules) in d.sets.iter().skip(1) {
         let policy = Policy::new(rules.clone()).expect("compiles");
         g.bench_function(BenchmarkId::new("command-pass/toolgate", name), |b| {
-            b.iter(|| {
+            timed(b, || {
                 for text in &d.novel_commands {
                     policy.find(Kind::Command, None, text, &mut m);
+                }
+            })
+        });
+    }
+    let abs: Vec<String> = d
+        .novel_paths
+        .iter()
+        .map(|rel| format!("{PROJECT}/{rel}"))
+        .collect();
+    for (name, rules) in d.path_sets.iter().skip(1) {
+        let policy = Policy::new(rules.clone()).expect("compiles");
+        g.bench_function(BenchmarkId::new("path-pass/toolgate", name), |b| {
+            timed(b, || {
+                for p in &abs {
+                    policy.find_path(Kind::Read, None, p, &dirs(), &mut m);
                 }
             })
         });
@@ -599,7 +758,7 @@ fn bench_novel(c: &mut Criterion, d: &Data) {
     g.finish();
 }
 
-fn bench_compile(c: &mut Criterion, d: &Data) {
+fn bench_compile(c: &mut C, d: &Data) {
     let mut g = c.benchmark_group("compile");
     g.sample_size(10).measurement_time(Duration::from_secs(4));
     let hundred: Vec<Rule> = d.sets[1]
@@ -610,7 +769,7 @@ fn bench_compile(c: &mut Criterion, d: &Data) {
         .cloned()
         .collect();
     g.bench_function("100", |b| {
-        b.iter(|| Policy::new(hundred.clone()).expect("compiles"))
+        timed(b, || Policy::new(hundred.clone()).expect("compiles"))
     });
     let mut all: Vec<Rule> = d.sets[2].1.clone();
     all.truncate(7000);
@@ -633,7 +792,7 @@ fn bench_compile(c: &mut Criterion, d: &Data) {
         p.matcher(Kind::Command).map(|m| m.shape())
     );
     g.bench_function("10000", |b| {
-        b.iter(|| Policy::new(all.clone()).expect("compiles"))
+        timed(b, || Policy::new(all.clone()).expect("compiles"))
     });
     let bytes = p.matchers_to_bytes();
     eprintln!(
@@ -641,7 +800,9 @@ fn bench_compile(c: &mut Criterion, d: &Data) {
         bytes.len() as f64 / (1 << 20) as f64
     );
     g.bench_function("load-10000", |b| {
-        b.iter(|| Policy::from_image(all.clone(), &bytes).expect("loads"))
+        timed(b, || {
+            Policy::from_image(all.clone(), &bytes).expect("loads")
+        })
     });
     // Adversarial: hundreds of two-literal contains rules, which blow up a
     // single DFA.
@@ -654,31 +815,57 @@ fn bench_compile(c: &mut Criterion, d: &Data) {
         pa.matcher(Kind::Command).map(|m| m.shape())
     );
     g.bench_function("adversarial-300-latching", |b| {
-        b.iter(|| Policy::new(adv.clone()).expect("compiles"))
+        timed(b, || Policy::new(adv.clone()).expect("compiles"))
     });
     let adv2: Vec<Rule> = (0..300)
         .filter_map(|i| parse(&format!("Bash(git *a{i}*b{}*)", i * 7), Effect::Deny, i))
         .collect();
     g.bench_function("adversarial-300-prefixed-latching", |b| {
-        b.iter(|| Policy::new(adv2.clone()).expect("compiles"))
+        timed(b, || Policy::new(adv2.clone()).expect("compiles"))
+    });
+    let contains: Vec<Rule> = (0..1000)
+        .filter_map(|i| parse(&format!("Bash(*x{i}y*)"), Effect::Deny, i))
+        .collect();
+    g.bench_function("adversarial-1000-contains", |b| {
+        timed(b, || Policy::new(contains.clone()).expect("compiles"))
     });
     let mut mm = Matches::new();
     let text = "git push a17 then b119 and more";
     pa.find(Kind::Command, None, text, &mut mm);
     assert_eq!(mm.ids(), reference_command(&pa, text));
     g.bench_function("adversarial-300-latching/query", |b| {
-        b.iter(|| pa.find(Kind::Command, None, black_box(text), &mut mm))
+        timed(b, || pa.find(Kind::Command, None, black_box(text), &mut mm))
     });
     let _ = Config::new();
     g.finish();
 }
 
-fn benches(c: &mut Criterion) {
+fn benches(c: &mut C) {
     let d = data();
     bench_warm(c, &d);
     bench_novel(c, &d);
     bench_compile(c, &d);
 }
 
-criterion_group!(matchers, benches);
+fn config() -> C {
+    let clock = Clock::new();
+    eprintln!(
+        "criterion figures: {}",
+        if clock.cpu {
+            "thread CPU time"
+        } else {
+            "wall-clock time"
+        }
+    );
+    if let Ok(l) = std::fs::read_to_string("/proc/loadavg") {
+        eprintln!("load average at the start: {}", l.trim());
+    }
+    Criterion::default().with_measurement(clock)
+}
+
+criterion_group! {
+    name = matchers;
+    config = config();
+    targets = benches
+}
 criterion_main!(matchers);

@@ -239,7 +239,19 @@ fn corpus_rules_commands_paths_tools_domains() {
             )
             .build(rules.clone())
             .expect("corpus compiles with small limits");
-        vec![("default", default), ("image", image), ("split", split)]
+        let sparse = Policy::builder()
+            .configure(Config::new().sparse_above(0))
+            .build(rules.clone())
+            .expect("corpus compiles with sparse tables");
+        let sparse_image = Policy::from_image(rules.clone(), &sparse.matchers_to_bytes())
+            .expect("sparse image loads");
+        vec![
+            ("default", default),
+            ("image", image),
+            ("split", split),
+            ("sparse", sparse),
+            ("sparse image", sparse_image),
+        ]
     };
     eprintln!("compiled in {:?}", t.elapsed());
 

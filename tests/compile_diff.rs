@@ -1,6 +1,7 @@
 //! Differential tests: every compiled matcher — each strategy, each
-//! fallback, the form loaded back from bytes — returns exactly the set of
-//! rules the reference matcher returns, on random rules × inputs.
+//! fallback, dense and sparse tables, the forms loaded back from bytes —
+//! returns exactly the set of rules the reference matcher returns, on
+//! random rules × inputs.
 
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -33,6 +34,8 @@ fn configs() -> Vec<(&'static str, Config)> {
                 .latch_size_limit(1)
                 .split_budget(64),
         ),
+        // Every automaton kept as a sparse table.
+        ("sparse", Config::new().sparse_above(0)),
         // No automaton at all: everything in the fallback.
         (
             "fallback",
@@ -53,10 +56,10 @@ fn policies(rules: &[Rule]) -> Vec<(String, Policy)> {
             .configure(cfg)
             .build(rules.to_vec())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        if name == "default" {
+        if name == "default" || name == "sparse" {
             let bytes = p.matchers_to_bytes();
             let loaded = Policy::from_image(rules.to_vec(), &bytes).expect("image loads");
-            out.push(("image".to_string(), loaded));
+            out.push((format!("{name} image"), loaded));
         }
         out.push((name.to_string(), p));
     }

@@ -16,6 +16,16 @@
 //! prefix `foo` of some segment: the rest of the segment and its `/` always
 //! follow) and turns a final `**` (one or more segments) into "one more
 //! byte".
+//!
+//! An any-depth rule is not compiled with an "any segments" prefix (which
+//! every pattern would carry, so that every automaton state holds all of
+//! them and building the automaton costs rules × states): its automaton is
+//! anchored and walked from every segment start ([`Place::Seg`]). An
+//! any-depth rule whose first segment starts with `*` (`**/*.ext`) and
+//! that ends at a segment end is walked backwards from every segment end
+//! instead ([`Place::SegRev`]), its leading `*` dropped: a suffix of the
+//! path up to a `/` that the rest matches is preceded, within its segment,
+//! by whatever that `*` stands for.
 
 use super::lower::{Lowered, Place, Shape, push_class, push_literal};
 use crate::rule::{PathPattern, SegPiece, Segment};
@@ -25,7 +35,7 @@ use crate::rule::{PathPattern, SegPiece, Segment};
 /// whole characters.
 const SEG_RUN: &str = "(?-u:[^/])*";
 /// `(?:[^/]*/)*`: zero or more whole segments.
-const SEGS: &str = "(?:(?-u:[^/])*/)*";
+pub(crate) const SEGS: &str = "(?:(?-u:[^/])*/)*";
 
 /// Lowers a path pattern to its matching form (see the module docs).
 pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
@@ -38,6 +48,11 @@ pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
     }
     if segs.is_empty() {
         return Lowered::Never;
+    }
+    if !anchored {
+        if let Some(l) = lower_seg_rev(segs, p.case_insensitive) {
+            return l;
+        }
     }
     let mut re = String::new();
     let mut latch = false;
@@ -98,8 +113,6 @@ pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
     if inner_double >= 2 {
         latch = true;
     }
-    let multi_segment =
-        segs.len() > 1 && !(segs.len() == 2 && segs.last() == Some(&Segment::DoubleStar));
     let (place, shape) = if anchored {
         let shape = if latch {
             Shape::Latching
@@ -110,18 +123,16 @@ pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
         };
         (Place::Fwd, shape)
     } else {
-        re.insert_str(0, SEGS);
-        if multi_segment || inner_double > 0 {
-            latch = true;
-        }
-        match (latch, first_stars, first_star_led) {
-            // Any-depth names: a trie restarted at each segment.
-            (false, 0, _) => (Place::Float, Shape::Pure),
-            // Any-depth `*.ext`, `*x`: Aho-Corasick-like within a segment;
-            // kept apart from the names, whose trie it would multiply.
-            (false, 1, true) => (Place::FloatStar, Shape::Pure),
-            _ => (Place::Float, Shape::Latching),
-        }
+        // Walked from every segment start: as an anchored rule, except
+        // that a leading `*` keeps a thread alive through each segment.
+        let shape = if latch || (first_star_led && first_stars + inner_double > 1) {
+            Shape::Latching
+        } else if inner_double == 1 || first_star_led {
+            Shape::Tracking
+        } else {
+            Shape::Pure
+        };
+        (Place::Seg, shape)
     };
     let first = match segs.first() {
         Some(Segment::Pieces(ps)) if anchored && !p.case_insensitive => match ps.first() {
@@ -141,6 +152,71 @@ pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
         first,
         re,
     }
+}
+
+/// The backward form of an any-depth pattern whose first segment starts
+/// with `*` and has more after it, and whose last segment is not `**` and
+/// does not end with `*` (so that every match ends at a segment end): the
+/// regex without the leading `*`s, matched backwards from a `/`.
+fn lower_seg_rev(segs: &[Segment], case_insensitive: bool) -> Option<Lowered> {
+    let Some(Segment::Pieces(first)) = segs.first() else {
+        return None;
+    };
+    let Some(Segment::Pieces(last)) = segs.last() else {
+        return None;
+    };
+    if last.last() == Some(&SegPiece::Star) || first.first() != Some(&SegPiece::Star) {
+        return None;
+    }
+    let rest: &[SegPiece] = {
+        let mut r: &[SegPiece] = first;
+        while r.first() == Some(&SegPiece::Star) {
+            r = &r[1..];
+        }
+        r
+    };
+    if rest.is_empty() {
+        return None;
+    }
+    let mut re = String::new();
+    // Unbounded pieces left: stars and inner `**`s.
+    let mut unbounded = 0usize;
+    for (i, seg) in segs.iter().enumerate() {
+        let pieces: &[SegPiece] = match seg {
+            Segment::DoubleStar => {
+                unbounded += 1;
+                re.push_str(SEGS);
+                continue;
+            }
+            Segment::Pieces(_) if i == 0 => rest,
+            Segment::Pieces(ps) => ps,
+        };
+        let mut prev_star = false;
+        for piece in pieces {
+            if *piece == SegPiece::Star && !prev_star {
+                unbounded += 1;
+            }
+            prev_star = *piece == SegPiece::Star;
+            push_seg_piece(&mut re, piece);
+        }
+        re.push('/');
+    }
+    let shape = match unbounded {
+        0 => Shape::Pure,
+        1 => Shape::Tracking,
+        _ => Shape::Latching,
+    };
+    let re = if case_insensitive {
+        format!("(?i:{re})")
+    } else {
+        re
+    };
+    Some(Lowered::Regex {
+        place: Place::SegRev,
+        shape,
+        first: None,
+        re,
+    })
 }
 
 fn push_seg_piece(re: &mut String, piece: &SegPiece) {

@@ -1,37 +1,37 @@
 //! Compiled matchers as bytes, and back, with validation.
 //!
-//! # Format (version 1)
+//! # Format (version 2)
 //!
 //! ```text
 //! magic    8 bytes  "toolgate"
 //! kind     8 bytes  "matcher\0" (one KindMatcher) or "policy\0\0"
-//! version  u32 LE   1
+//! version  u32 LE   2
 //! reserved u32 LE   0
 //! length   u64 LE   payload length
 //! checksum u64 LE   of the payload (see `checksum`)
 //! payload
 //! ```
 //!
-//! All integers are little-endian; each DFA is regex-automata's own
-//! little-endian serialization, 8-byte aligned within the payload. Loading
+//! All integers are little-endian; each DFA is a kind byte (dense or
+//! sparse) and regex-automata's own little-endian serialization, 8-byte
+//! aligned within the payload. Loading
 //! checks the header and the checksum, then every DFA with regex-automata's
 //! validating (safe) `from_bytes`, then that every rule id is in range, so a
 //! stale, foreign, truncated or corrupt image is an [`ErrorKind::Image`]
 //! error, never a panic. An image built on a big-endian machine does not
 //! load on a little-endian one, and the other way round.
 
-use super::matcher::{Auto, KindMatcher, Slow};
+use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
 use super::{AnchorKey, Config, PathMatcher, Policy};
 use crate::error::{Error, ErrorKind};
 use crate::rule::Rule;
-use regex_automata::dfa::dense;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 const MAGIC: &[u8; 8] = b"toolgate";
 const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
 fn image_error(msg: impl Into<String>) -> Error {
@@ -183,7 +183,7 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
     }
     w.len(m.autos.len());
     for a in &m.autos {
-        w.u8(u8::from(a.rev));
+        w.u8(a.walk.to_byte());
         w.len(a.ids.len());
         for ids in a.ids.iter() {
             w.ids(ids);
@@ -197,27 +197,24 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
                 }
             }
         }
-        let (bytes, pad) = a.dfa.to_bytes_little_endian();
-        let dfa = bytes.get(pad..).unwrap_or(&[]);
+        let (kind, dfa) = a.table.to_bytes();
+        w.u8(kind);
         w.len(dfa.len());
         w.align8();
-        w.buf.extend_from_slice(dfa);
+        w.buf.extend_from_slice(&dfa);
     }
     w.len(m.slow.len());
     for s in &m.slow {
-        w.u8(u8::from(s.rev));
+        w.u8(s.walk.to_byte());
         w.u32(s.id);
         w.bytes(s.src.as_bytes());
     }
 }
 
 /// Copies `src` to 8-byte-aligned memory when it is not already aligned.
-fn load_dfa(src: &[u8]) -> Result<dense::DFA<Vec<u32>>, Error> {
-    let bad = |e: regex_automata::util::wire::DeserializeError| {
-        image_error(format!("image holds an invalid automaton: {e}"))
-    };
+fn load_table(kind: u8, src: &[u8]) -> Result<Table, Error> {
     if src.as_ptr().align_offset(8) == 0 {
-        return Ok(dense::DFA::from_bytes(src).map_err(bad)?.0.to_owned());
+        return Table::from_bytes(kind, src).map_err(image_error);
     }
     let mut v = vec![0u8; src.len() + 8];
     let off = v.as_ptr().align_offset(8);
@@ -225,7 +222,11 @@ fn load_dfa(src: &[u8]) -> Result<dense::DFA<Vec<u32>>, Error> {
         .get_mut(off..off.saturating_add(src.len()))
         .ok_or_else(|| image_error("cannot align an automaton"))?;
     dst.copy_from_slice(src);
-    Ok(dense::DFA::from_bytes(dst).map_err(bad)?.0.to_owned())
+    Table::from_bytes(kind, dst).map_err(image_error)
+}
+
+fn read_walk(r: &mut Reader<'_>) -> Result<Walk, Error> {
+    Walk::from_byte(r.u8()?).ok_or_else(|| image_error("image has an invalid walk"))
 }
 
 fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatcher, Error> {
@@ -249,7 +250,7 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
     let n = r.len()?;
     let mut autos = Vec::with_capacity(n);
     for _ in 0..n {
-        let rev = r.u8()? != 0;
+        let walk = read_walk(r)?;
         let n = r.len()?;
         let mut ids = Vec::with_capacity(n);
         for _ in 0..n {
@@ -269,23 +270,24 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
             }
             _ => return Err(image_error("image has an invalid dispatch set")),
         };
+        let kind = r.u8()?;
         let len = r.len()?;
         r.align8()?;
-        let dfa = load_dfa(r.take(len)?)?;
-        let auto = Auto::new(dfa, rev, ids, first)
+        let dfa = load_table(kind, r.take(len)?)?;
+        let auto = Auto::new(dfa, walk, ids, first)
             .ok_or_else(|| image_error("image holds an automaton that does not fit its rules"))?;
         autos.push(auto);
     }
     let n = r.len()?;
     let mut slow = Vec::with_capacity(n);
     for _ in 0..n {
-        let rev = r.u8()? != 0;
+        let walk = read_walk(r)?;
         let id = r.u32()?;
         if id >= id_bound {
             return Err(image_error("image names a rule id out of range"));
         }
         let src = r.str()?;
-        let s: Slow = super::strategy::build_slow(src, rev, id, cfg).map_err(|f| {
+        let s: Slow = super::strategy::build_slow(src, walk, id, cfg).map_err(|f| {
             image_error(format!(
                 "image holds a rule that does not compile: {}",
                 f.message

@@ -5,7 +5,8 @@
 //!
 //! Every regex is searched anchored, and a rule matches as soon as its regex
 //! matches a *prefix* of the haystack (for [`Place::Rev`], a suffix, the
-//! haystack being walked backwards). A match ends the rule's thread in the
+//! haystack being walked backwards; for [`Place::Float`], a prefix of some
+//! suffix: it is searched unanchored). A match ends the rule's thread in the
 //! automaton, so a trailing `*` is dropped instead of being compiled into a
 //! `.*` that would stay alive and multiply every other rule's states; a
 //! pattern without a trailing `*` ends in `$`. Path patterns are lowered in
@@ -14,9 +15,10 @@
 //! The shape decides the strategy, as measured (BENCHMARKS.md, "Compiled
 //! matchers"): literal-led patterns share one forward automaton, suffix
 //! patterns (`* --dry-run`, `*.example.com`) one reverse automaton,
-//! "contains" patterns (`*--force*`, any-depth path segments) one forward
-//! automaton of their own, exact literals a hash map; patterns that latch
-//! (a literal between two stars) go into small groups of a bounded count.
+//! "contains" patterns (`*--force*`) unanchored automata of their own,
+//! any-depth path patterns automata walked at each segment (see
+//! [`super::glob`]), exact literals a hash map; patterns that latch (a
+//! literal between two stars) go into small groups of a bounded count.
 
 use crate::rule::{CommandForm, CommandPattern, DomainLabel, DomainPattern, GlobPiece, ToolMatch};
 use std::fmt::Write;
@@ -26,14 +28,18 @@ use std::fmt::Write;
 pub(crate) enum Place {
     /// Forward from the start of the haystack; literal-led.
     Fwd,
-    /// Forward from the start, the regex carrying its own "anywhere"
-    /// prefix (contains, any-depth).
+    /// Forward from anywhere in the haystack (contains): the automaton
+    /// is unanchored, its "anywhere" prefix shared by all its patterns.
     Float,
     /// Backward from the end of the haystack (suffix patterns).
     Rev,
-    /// Like `Float`, for patterns that track from their start (any-depth
-    /// `*.ext`), kept apart from the literal-led ones.
-    FloatStar,
+    /// Forward from the start of every segment of a path (any-depth path
+    /// patterns): the regex is anchored, and the walk restarts after each
+    /// `/`.
+    Seg,
+    /// Backward from the end of every segment of a path, its `/` included
+    /// (any-depth path patterns led by `*`, such as `**/*.ext`).
+    SegRev,
 }
 
 /// How a pattern's threads live in an automaton, which decides how many
@@ -242,10 +248,7 @@ pub(crate) fn lower_glob(pieces: &[GlobPiece], case_insensitive: bool) -> Lowere
         }
         (false, true) => regex_first(Place::Fwd, inner, re, case_insensitive, first),
         (true, false) => regex(Place::Rev, inner, re, case_insensitive),
-        (true, true) => {
-            re.insert_str(0, ANY_RUN);
-            regex(Place::Float, inner, re, case_insensitive)
-        }
+        (true, true) => regex(Place::Float, inner, re, case_insensitive),
     }
 }
 
@@ -262,7 +265,7 @@ fn regex_first(
 ) -> Lowered {
     let shape = match (place, inner) {
         (_, 0) => Shape::Pure,
-        (Place::Float | Place::FloatStar, _) => Shape::Latching,
+        (Place::Float, _) => Shape::Latching,
         (_, 1) => Shape::Tracking,
         _ => Shape::Latching,
     };

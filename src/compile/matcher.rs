@@ -2,19 +2,140 @@
 //! per haystack.
 
 use super::Matches;
-use regex_automata::dfa::{Automaton, dense};
+use regex_automata::dfa::{Automaton, dense, sparse};
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, Input, meta};
 use std::collections::HashMap;
 
+/// How an automaton is walked over a haystack (see [`super::lower::Place`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Walk {
+    /// Forward from the first byte, then the terminator.
+    Fwd,
+    /// Backward from the last byte (no terminator).
+    Rev,
+    /// Forward from the start of every `/`-separated segment.
+    Seg,
+    /// Backward from the `/` (or terminator) ending every segment.
+    SegRev,
+    /// Forward from the unanchored start: a match anywhere.
+    Float,
+}
+
+impl Walk {
+    /// Whether the automaton is built from the reversed regex.
+    pub(crate) fn reversed(self) -> bool {
+        matches!(self, Walk::Rev | Walk::SegRev)
+    }
+
+    /// The byte that stands for this walk in an image.
+    pub(crate) fn to_byte(self) -> u8 {
+        match self {
+            Walk::Fwd => 0,
+            Walk::Rev => 1,
+            Walk::Seg => 2,
+            Walk::SegRev => 3,
+            Walk::Float => 4,
+        }
+    }
+
+    /// The walk an image byte stands for.
+    pub(crate) fn from_byte(b: u8) -> Option<Walk> {
+        Some(match b {
+            0 => Walk::Fwd,
+            1 => Walk::Rev,
+            2 => Walk::Seg,
+            3 => Walk::SegRev,
+            4 => Walk::Float,
+            _ => return None,
+        })
+    }
+}
+
+/// The separator of the segments a `Seg`/`SegRev` walk restarts at.
+const SEP: u8 = b'/';
+
+/// A DFA's transition table: dense (one slot per byte class and state,
+/// fastest to walk) for small automata, sparse (only the transitions a
+/// state has) for large ones, which are mostly long literal tries whose
+/// dense tables would be almost all dead slots.
+#[derive(Clone, Debug)]
+pub(crate) enum Table {
+    /// A dense table.
+    Dense(dense::DFA<Vec<u32>>),
+    /// A sparse table.
+    Sparse(sparse::DFA<Vec<u8>>),
+}
+
+impl Table {
+    fn pattern_len(&self) -> usize {
+        match self {
+            Table::Dense(d) => d.pattern_len(),
+            Table::Sparse(d) => d.pattern_len(),
+        }
+    }
+
+    fn start(&self, walk: Walk) -> Option<StateID> {
+        let anchored = if walk == Walk::Float {
+            Anchored::No
+        } else {
+            Anchored::Yes
+        };
+        let cfg = start::Config::new().anchored(anchored);
+        match self {
+            Table::Dense(d) => d.start_state(&cfg).ok(),
+            Table::Sparse(d) => d.start_state(&cfg).ok(),
+        }
+    }
+
+    /// Heap bytes of the table.
+    pub(crate) fn memory_usage(&self) -> usize {
+        match self {
+            Table::Dense(d) => d.memory_usage(),
+            Table::Sparse(d) => d.memory_usage(),
+        }
+    }
+
+    /// `(kind, little-endian serialization)`: kind 0 dense (the bytes are
+    /// to be loaded 4-byte aligned), 1 sparse.
+    pub(crate) fn to_bytes(&self) -> (u8, Vec<u8>) {
+        match self {
+            Table::Dense(d) => {
+                let (mut bytes, pad) = d.to_bytes_little_endian();
+                bytes.drain(..pad.min(bytes.len()));
+                (0, bytes)
+            }
+            Table::Sparse(d) => (1, d.to_bytes_little_endian()),
+        }
+    }
+
+    /// Loads a table written by [`Table::to_bytes`], validating it
+    /// (regex-automata's safe `from_bytes`); `bytes` of a dense table must
+    /// be 4-byte aligned.
+    pub(crate) fn from_bytes(kind: u8, bytes: &[u8]) -> Result<Table, String> {
+        let bad = |e: regex_automata::util::wire::DeserializeError| {
+            format!("image holds an invalid automaton: {e}")
+        };
+        match kind {
+            0 => Ok(Table::Dense(
+                dense::DFA::from_bytes(bytes).map_err(bad)?.0.to_owned(),
+            )),
+            1 => Ok(Table::Sparse(
+                sparse::DFA::from_bytes(bytes).map_err(bad)?.0.to_owned(),
+            )),
+            _ => Err("image holds an automaton of an unknown kind".to_string()),
+        }
+    }
+}
+
 /// One multi-pattern DFA and the rule id of each of its patterns.
 #[derive(Clone, Debug)]
 pub(crate) struct Auto {
-    pub(crate) dfa: dense::DFA<Vec<u32>>,
+    pub(crate) table: Table,
     pub(crate) start: StateID,
-    /// Walked from the last byte to the first.
-    pub(crate) rev: bool,
+    /// How it is walked.
+    pub(crate) walk: Walk,
     /// Pattern id → rule ids.
     pub(crate) ids: Box<[Box<[u32]>]>,
     /// When set, the automaton can only match haystacks whose first byte
@@ -22,73 +143,102 @@ pub(crate) struct Auto {
     pub(crate) first: Option<[u64; 4]>,
 }
 
+/// One anchored run of `dfa` from `start` over `bytes`: collects every
+/// pattern matching a prefix of them.
+#[inline]
+fn run<A: Automaton>(
+    dfa: &A,
+    start: StateID,
+    ids: &[Box<[u32]>],
+    bytes: impl Iterator<Item = u8>,
+    out: &mut Vec<u32>,
+) {
+    let collect = |s: StateID, out: &mut Vec<u32>| {
+        for i in 0..dfa.match_len(s) {
+            if let Some(ids) = ids.get(dfa.match_pattern(s, i).as_usize()) {
+                out.extend_from_slice(ids);
+            }
+        }
+    };
+    let mut s = start;
+    for b in bytes {
+        s = dfa.next_state(s, b);
+        if dfa.is_special_state(s) {
+            if dfa.is_dead_state(s) {
+                return;
+            }
+            if dfa.is_match_state(s) {
+                collect(s, out);
+            }
+        }
+    }
+    s = dfa.next_eoi_state(s);
+    if dfa.is_match_state(s) {
+        collect(s, out);
+    }
+}
+
 impl Auto {
-    /// Wraps a built DFA; `None` when it has no anchored start state
-    /// (never the case for DFAs built by this module).
+    /// Wraps a built DFA; `None` when it has no start state for its walk or
+    /// its pattern count is not that of `ids` (never the case for DFAs
+    /// built by this module).
     pub(crate) fn new(
-        dfa: dense::DFA<Vec<u32>>,
-        rev: bool,
+        table: Table,
+        walk: Walk,
         ids: Box<[Box<[u32]>]>,
         first: Option<[u64; 4]>,
     ) -> Option<Auto> {
-        let start = dfa
-            .start_state(&start::Config::new().anchored(Anchored::Yes))
-            .ok()?;
-        if dfa.pattern_len() != ids.len() {
+        let start = table.start(walk)?;
+        if table.pattern_len() != ids.len() {
             return None;
         }
         Some(Auto {
-            dfa,
+            table,
             start,
-            rev,
+            walk,
             ids,
             first,
         })
     }
 
     #[inline]
-    fn collect(&self, s: StateID, out: &mut Vec<u32>) {
-        for i in 0..self.dfa.match_len(s) {
-            if let Some(ids) = self.ids.get(self.dfa.match_pattern(s, i).as_usize()) {
-                out.extend_from_slice(ids);
-            }
+    fn run(&self, bytes: impl Iterator<Item = u8>, out: &mut Vec<u32>) {
+        match &self.table {
+            Table::Dense(d) => run(d, self.start, &self.ids, bytes, out),
+            Table::Sparse(d) => run(d, self.start, &self.ids, bytes, out),
         }
     }
 
-    /// Collects the rules whose regex matches a prefix of `hay` followed by
-    /// `term` (a suffix of `hay`, when reversed).
+    /// Collects the rules whose regex matches `hay` followed by `term` as
+    /// its walk says: a prefix (forward), a suffix of `hay` (backward), a
+    /// prefix from some segment start, a suffix up to some segment end.
     #[inline]
     fn walk(&self, hay: &[u8], term: Option<u8>, out: &mut Vec<u32>) {
-        let dfa = &self.dfa;
-        let mut s = self.start;
-        if self.rev {
-            for &b in hay.iter().rev() {
-                s = dfa.next_state(s, b);
-                if dfa.is_special_state(s) {
-                    if dfa.is_dead_state(s) {
-                        return;
-                    }
-                    if dfa.is_match_state(s) {
-                        self.collect(s, out);
-                    }
-                }
-            }
-        } else {
-            for &b in hay.iter().chain(term.as_ref()) {
-                s = dfa.next_state(s, b);
-                if dfa.is_special_state(s) {
-                    if dfa.is_dead_state(s) {
-                        return;
-                    }
-                    if dfa.is_match_state(s) {
-                        self.collect(s, out);
+        match self.walk {
+            Walk::Fwd | Walk::Float => self.run(hay.iter().copied().chain(term), out),
+            Walk::Rev => self.run(hay.iter().rev().copied(), out),
+            Walk::Seg => {
+                self.run(hay.iter().copied().chain(term), out);
+                for (i, &b) in hay.iter().enumerate() {
+                    if b == SEP {
+                        if let Some(rest) = hay.get(i + 1..).filter(|r| !r.is_empty()) {
+                            self.run(rest.iter().copied().chain(term), out);
+                        }
                     }
                 }
             }
-        }
-        s = dfa.next_eoi_state(s);
-        if dfa.is_match_state(s) {
-            self.collect(s, out);
+            Walk::SegRev => {
+                for (i, &b) in hay.iter().enumerate() {
+                    if b == SEP {
+                        if let Some(head) = hay.get(..=i) {
+                            self.run(head.iter().rev().copied(), out);
+                        }
+                    }
+                }
+                if let Some(t) = term {
+                    self.run(std::iter::once(t).chain(hay.iter().rev().copied()), out);
+                }
+            }
         }
     }
 }
@@ -100,19 +250,22 @@ pub(crate) struct Slow {
     pub(crate) re: meta::Regex,
     /// The regex in matching form (kept for serialization).
     pub(crate) src: String,
-    pub(crate) rev: bool,
+    /// The walk its automaton would have had.
+    pub(crate) walk: Walk,
     pub(crate) id: u32,
 }
 
 /// The compiled rules of one tool kind: a query returns every rule whose
 /// pattern matches the haystack.
 ///
-/// Built by [`super::Policy`] (or [`super::KindMatcher::build`]); its
-/// strategies are those of [`super::lower`]: a hash map of exact literals,
-/// a forward DFA of literal-led patterns, a reverse DFA of suffix
-/// patterns, a forward DFA of "contains" patterns, small DFAs of latching
-/// patterns, and — only for rules that would not fit the size limits — a
-/// bounded per-rule fallback.
+/// Built by [`super::Policy`]; its strategies (chosen by each rule's
+/// shape) are: a hash map of exact literals,
+/// forward DFAs of literal-led patterns, a reverse DFA of suffix
+/// patterns, unanchored DFAs of "contains" patterns, DFAs of any-depth
+/// path patterns walked from every segment start (or backwards from every
+/// segment end), small DFAs of latching patterns, and — only for rules
+/// that would not fit the size limits — a bounded per-rule fallback. Large
+/// DFAs are kept as sparse tables.
 #[derive(Clone, Debug, Default)]
 pub struct KindMatcher {
     /// A byte that follows every haystack (paths: `/`).
@@ -152,7 +305,7 @@ impl KindMatcher {
                 out.buf.push(t);
             }
             for s in &self.slow {
-                let h: &[u8] = if s.rev { hay } else { &out.buf };
+                let h: &[u8] = if s.walk == Walk::Rev { hay } else { &out.buf };
                 if s.re.is_match(Input::new(h).anchored(Anchored::Yes)) {
                     out.ids.push(s.id);
                 }
@@ -180,7 +333,7 @@ impl KindMatcher {
         let autos: usize = self
             .autos
             .iter()
-            .map(|a| a.dfa.memory_usage() + a.ids.iter().map(|x| 16 + x.len() * 4).sum::<usize>())
+            .map(|a| a.table.memory_usage() + a.ids.iter().map(|x| 16 + x.len() * 4).sum::<usize>())
             .sum();
         let exact: usize = self
             .exact
@@ -195,7 +348,7 @@ impl KindMatcher {
     pub fn shape(&self) -> MatcherShape {
         MatcherShape {
             automata: self.autos.len(),
-            reverse_automata: self.autos.iter().filter(|a| a.rev).count(),
+            reverse_automata: self.autos.iter().filter(|a| a.walk.reversed()).count(),
             automaton_patterns: self.autos.iter().map(|a| a.ids.len()).sum(),
             fallback_rules: self.slow.len(),
             exact_literals: self.exact.len(),

@@ -119,6 +119,7 @@ pub struct Config {
     split_budget: usize,
     nfa_size_limit: usize,
     fallback_cache: usize,
+    sparse_above: usize,
 }
 
 impl Default for Config {
@@ -134,7 +135,7 @@ impl Config {
     /// prefixes nest; other latching patterns 4 to an automaton; such
     /// automata at most 2 MiB;
     /// 8 splits per kind; 8 MiB per rule's NFA; a 2 MiB lazy-DFA cache per
-    /// fallback rule.
+    /// fallback rule; automata over 8 MiB kept as sparse tables.
     pub fn new() -> Config {
         Config {
             dfa_size_limit: 48 << 20,
@@ -144,6 +145,7 @@ impl Config {
             split_budget: 8,
             nfa_size_limit: 8 << 20,
             fallback_cache: 2 << 20,
+            sparse_above: 8 << 20,
         }
     }
 
@@ -198,6 +200,13 @@ impl Config {
     /// Heap bytes one rule's NFA may take; a rule over it fails the build.
     pub fn nfa_size_limit(mut self, bytes: usize) -> Config {
         self.nfa_size_limit = bytes;
+        self
+    }
+
+    /// Automata whose dense tables take more heap bytes than this are
+    /// kept as sparse tables (smaller, slower to walk per byte).
+    pub fn sparse_above(mut self, bytes: usize) -> Config {
+        self.sparse_above = bytes;
         self
     }
 

@@ -10,10 +10,16 @@
 //! attempts; what still does not fit is matched rule by rule by a bounded
 //! engine ([`meta::Regex`]: a lazy DFA with a fixed cache, then a PikeVM),
 //! with the same answers.
+//!
+//! Building a DFA costs, per state, the number of NFA states alive in it.
+//! Anchored groups stay cheap (a trie's states hold few patterns each);
+//! an unanchored group holds every pattern's start in every state, so
+//! those groups are kept to `fwd_group_size` patterns. A DFA whose dense
+//! table exceeds `sparse_above` bytes is kept sparse.
 
 use super::Config;
 use super::lower::{Lowered, Place, Shape};
-use super::matcher::{Auto, KindMatcher, Slow};
+use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
 use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
@@ -33,41 +39,80 @@ fn syntax_config() -> syntax::Config {
     syntax::Config::new().utf8(false).unicode(true)
 }
 
-// The error is regex-automata's own, returned once per build attempt.
-#[allow(clippy::result_large_err)]
+/// Why an automaton was not built.
+enum DfaError {
+    /// The NFA or the DFA would exceed its size limit.
+    Size,
+    /// Anything else (one lowercase clause).
+    Other(String),
+}
+
 fn build_dfa(
     res: &[&str],
-    rev: bool,
+    walk: Walk,
     limit: usize,
     cfg: &Config,
-) -> Result<dense::DFA<Vec<u32>>, regex_automata::dfa::dense::BuildError> {
+) -> Result<dense::DFA<Vec<u32>>, DfaError> {
+    let rev = walk.reversed();
+    // Only `Float` automata are searched unanchored (their shared
+    // "anywhere" prefix); the others are smaller without that start.
+    let start = if walk == Walk::Float {
+        StartKind::Unanchored
+    } else {
+        StartKind::Anchored
+    };
+    // The NFA is built here, not by the DFA builder, to tell a size limit
+    // hit while building it from a rule that does not compile.
+    let nfa = thompson::Compiler::new()
+        .syntax(syntax_config())
+        .configure(
+            thompson::Config::new()
+                .utf8(false)
+                .reverse(rev)
+                .which_captures(thompson::WhichCaptures::None)
+                .nfa_size_limit(Some(cfg.nfa_size_limit)),
+        )
+        .build_many(res)
+        .map_err(|e| match e.size_limit() {
+            Some(_) => DfaError::Size,
+            None => DfaError::Other(e.to_string()),
+        })?;
     dense::Builder::new()
         .configure(
             dense::Config::new()
                 .match_kind(MatchKind::All)
-                .start_kind(StartKind::Anchored)
+                .start_kind(start)
                 .minimize(false)
                 .accelerate(false)
                 .byte_classes(true)
                 .dfa_size_limit(Some(limit))
                 .determinize_size_limit(Some(limit)),
         )
-        .syntax(syntax_config())
-        .thompson(
-            thompson::Config::new()
-                .utf8(false)
-                .reverse(rev)
-                .nfa_size_limit(Some(cfg.nfa_size_limit)),
-        )
-        .build_many(res)
+        .build_from_nfa(&nfa)
+        .map_err(|e| {
+            if e.is_size_limit_exceeded() {
+                DfaError::Size
+            } else {
+                DfaError::Other(e.to_string())
+            }
+        })
 }
 
 /// Builds the bounded fallback for one rule.
-pub(crate) fn build_slow(re: &str, rev: bool, id: u32, cfg: &Config) -> Result<Slow, BuildFailure> {
-    let full = if rev {
-        format!("{}(?:{re})$", super::lower::ANY_RUN)
-    } else {
-        re.to_string()
+pub(crate) fn build_slow(
+    re: &str,
+    walk: Walk,
+    id: u32,
+    cfg: &Config,
+) -> Result<Slow, BuildFailure> {
+    use super::lower::ANY_RUN;
+    let full = match walk {
+        Walk::Fwd => re.to_string(),
+        Walk::Float => format!("{ANY_RUN}(?:{re})"),
+        Walk::Rev => format!("{ANY_RUN}(?:{re})$"),
+        Walk::Seg => format!("{}(?:{re})", super::glob::SEGS),
+        // The regex ends with the `/` ending a segment.
+        Walk::SegRev => format!("{ANY_RUN}(?:{re})"),
     };
     let regex = meta::Builder::new()
         .configure(
@@ -86,7 +131,7 @@ pub(crate) fn build_slow(re: &str, rev: bool, id: u32, cfg: &Config) -> Result<S
     Ok(Slow {
         re: regex,
         src: re.to_string(),
-        rev,
+        walk,
         id,
     })
 }
@@ -98,7 +143,7 @@ type Merged<'a> = (Vec<u32>, &'a str, Option<u8>);
 type Pat<'a> = (u32, &'a str, Option<u8>);
 
 struct Group<'a> {
-    rev: bool,
+    walk: Walk,
     limit: usize,
     /// `(rule ids, regex, first byte)`.
     pats: Vec<(Vec<u32>, &'a str, Option<u8>)>,
@@ -118,7 +163,7 @@ pub(crate) fn build(
     };
     let mut exact: HashMap<Box<[u8]>, Vec<u32>> = HashMap::new();
     // [place][shape]
-    let mut by: [[Vec<Pat<'_>>; 3]; 4] = Default::default();
+    let mut by: [[Vec<Pat<'_>>; 3]; 5] = Default::default();
     for (id, l) in lowered {
         m.id_bound = m.id_bound.max(id.saturating_add(1));
         match l {
@@ -138,7 +183,8 @@ pub(crate) fn build(
                     Place::Fwd => 0,
                     Place::Float => 1,
                     Place::Rev => 2,
-                    Place::FloatStar => 3,
+                    Place::Seg => 3,
+                    Place::SegRev => 4,
                 };
                 let s = match shape {
                     Shape::Pure => 0,
@@ -170,19 +216,35 @@ pub(crate) fn build(
         })
     });
     for (p, shapes) in by.into_iter().enumerate() {
-        let rev = p == 2;
+        let walk = match p {
+            1 => Walk::Float,
+            2 => Walk::Rev,
+            3 => Walk::Seg,
+            4 => Walk::SegRev,
+            _ => Walk::Fwd,
+        };
         for (s, mut pats) in shapes.into_iter().enumerate() {
             if pats.is_empty() {
                 continue;
             }
             if s == 0 {
-                // Pure patterns never multiply: one automaton.
-                groups.push(Group {
-                    rev,
-                    limit: cfg.dfa_size_limit,
-                    pats,
-                    dispatch: false,
-                });
+                // Pure patterns never multiply: one automaton. Except
+                // unanchored ones: every state of their automaton holds
+                // every pattern's start, so building it costs patterns ×
+                // states; they are chunked to keep that bounded.
+                let chunk = if walk == Walk::Float {
+                    cfg.fwd_group_size.max(1)
+                } else {
+                    usize::MAX
+                };
+                for c in pats.chunks(chunk) {
+                    groups.push(Group {
+                        walk,
+                        limit: cfg.dfa_size_limit,
+                        pats: c.to_vec(),
+                        dispatch: false,
+                    });
+                }
                 continue;
             }
             // Tracking and latching patterns multiply the states of those
@@ -196,7 +258,7 @@ pub(crate) fn build(
             if p != 0 {
                 for c in pats.chunks(cfg.latch_group_size.max(1)) {
                     groups.push(Group {
-                        rev,
+                        walk,
                         limit: cfg.latch_size_limit,
                         pats: c.to_vec(),
                         dispatch: false,
@@ -241,7 +303,7 @@ pub(crate) fn build(
                 // The conflict bound is the guard here; the limit only a
                 // safety net (long literal rules make big, linear tries).
                 groups.push(Group {
-                    rev,
+                    walk,
                     limit: cfg.dfa_size_limit,
                     pats: c,
                     dispatch: true,
@@ -254,7 +316,7 @@ pub(crate) fn build(
     while let Some(g) = work.pop() {
         let res: Vec<&str> = g.pats.iter().map(|p| p.1).collect();
         let first = first_bytes(&g);
-        let built = build_dfa(&res, g.rev, g.limit, cfg);
+        let built = build_dfa(&res, g.walk, g.limit, cfg);
         match built {
             Ok(dfa) => {
                 let ids: Box<[Box<[u32]>]> = g
@@ -262,7 +324,14 @@ pub(crate) fn build(
                     .iter()
                     .map(|p| p.0.clone().into_boxed_slice())
                     .collect();
-                let auto = Auto::new(dfa, g.rev, ids, first).ok_or_else(|| BuildFailure {
+                let table = if dfa.memory_usage() > cfg.sparse_above {
+                    dfa.to_sparse()
+                        .map(Table::Sparse)
+                        .unwrap_or(Table::Dense(dfa))
+                } else {
+                    Table::Dense(dfa)
+                };
+                let auto = Auto::new(table, g.walk, ids, first).ok_or_else(|| BuildFailure {
                     id: g
                         .pats
                         .first()
@@ -272,30 +341,30 @@ pub(crate) fn build(
                 })?;
                 m.autos.push(auto);
             }
-            Err(e) if e.is_size_limit_exceeded() && g.pats.len() > 1 && budget > 0 => {
+            Err(DfaError::Size) if g.pats.len() > 1 && budget > 0 => {
                 budget -= 1;
                 let (a, b) = g.pats.split_at(g.pats.len() / 2);
                 work.push(Group {
-                    rev: g.rev,
+                    walk: g.walk,
                     limit: g.limit,
                     pats: a.to_vec(),
                     dispatch: g.dispatch,
                 });
                 work.push(Group {
-                    rev: g.rev,
+                    walk: g.walk,
                     limit: g.limit,
                     pats: b.to_vec(),
                     dispatch: g.dispatch,
                 });
             }
-            Err(e) if e.is_size_limit_exceeded() => {
+            Err(DfaError::Size) => {
                 for (ids, re, _) in &g.pats {
                     for id in ids {
-                        m.slow.push(build_slow(re, g.rev, *id, cfg)?);
+                        m.slow.push(build_slow(re, g.walk, *id, cfg)?);
                     }
                 }
             }
-            Err(e) => {
+            Err(DfaError::Other(e)) => {
                 // Not a size problem: find the rule that causes it.
                 if g.pats.len() == 1 {
                     return Err(BuildFailure {
@@ -305,7 +374,7 @@ pub(crate) fn build(
                 }
                 for p in &g.pats {
                     work.push(Group {
-                        rev: g.rev,
+                        walk: g.walk,
                         limit: g.limit,
                         pats: vec![p.clone()],
                         dispatch: g.dispatch,
@@ -315,8 +384,13 @@ pub(crate) fn build(
         }
     }
     // Walk literal-led automata first: they die earliest.
-    m.autos
-        .sort_by_key(|a| (a.first.is_some(), a.rev, std::cmp::Reverse(a.ids.len())));
+    m.autos.sort_by_key(|a| {
+        (
+            a.first.is_some(),
+            a.walk.to_byte(),
+            std::cmp::Reverse(a.ids.len()),
+        )
+    });
     Ok(m)
 }
 
