@@ -38,6 +38,10 @@ pub(crate) enum Target {
     Run {
         cands: Vec<Cand>,
         words: Vec<String>,
+        /// The argv of each wrapper around it, outermost first (its own
+        /// words and the command it wraps): deny and ask token rules that
+        /// name a wrapper (`["sudo", "airmon-ng"]`) match them.
+        wrappers: Vec<Vec<String>>,
         holes: Vec<String>,
         /// It runs a script or options that execute or write (SPEC §8.5):
         /// allow rules must name what it does.
@@ -143,6 +147,7 @@ pub(crate) fn derive(call: &ToolCall, ctx: &EvalContext) -> Result<Actions, Erro
                     for_allow: true,
                 }],
                 words: Vec::new(),
+                wrappers: Vec::new(),
                 holes: Vec::new(),
                 exec: Vec::new(),
             },

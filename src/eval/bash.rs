@@ -65,12 +65,14 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
     });
     // What needs the whole chain is computed first; then each invocation
     // is taken apart without copying its texts.
-    let chains: Vec<Option<(bool, Vec<String>)>> = (0..red.invocations.len())
+    #[allow(clippy::type_complexity)]
+    let chains: Vec<Option<(bool, Vec<String>, Vec<Vec<String>>)>> = (0..red.invocations.len())
         .map(|i| {
             (red.invocations[i].role == Role::Command).then(|| {
                 (
                     plain_chain(&red.invocations, i),
                     holes_of(&red.invocations, i),
+                    wrapper_argvs(&red.invocations, i),
                 )
             })
         })
@@ -96,7 +98,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
                 facts: ModeFacts::default(),
             });
         }
-        let Some((plain, holes)) = chain else {
+        let Some((plain, holes, wrappers)) = chain else {
             continue;
         };
         let mut read_only = plain
@@ -134,6 +136,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
             target: Target::Run {
                 cands,
                 words: inv.words.iter().map(|w| w.text().to_string()).collect(),
+                wrappers,
                 holes,
                 exec: inv.exec,
             },
@@ -174,6 +177,21 @@ fn plain_chain(invs: &[Invocation], i: usize) -> bool {
         cur = inv.parent;
     }
     true
+}
+
+/// The argv of each wrapper around invocation `i`, outermost first.
+fn wrapper_argvs(invs: &[Invocation], i: usize) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut cur = invs.get(i).and_then(|inv| inv.parent);
+    while let Some(inv) = cur.and_then(|k| invs.get(k)) {
+        if inv.role != Role::Wrapper {
+            break;
+        }
+        out.push(inv.words.iter().map(|w| w.text().to_string()).collect());
+        cur = inv.parent;
+    }
+    out.reverse();
+    out
 }
 
 /// The source texts of the dynamic and glob words of invocation `i` and

@@ -377,6 +377,7 @@ impl Evaluator {
             Target::Run {
                 cands,
                 words,
+                wrappers,
                 holes,
                 exec,
             } => {
@@ -389,33 +390,11 @@ impl Evaluator {
                         }
                     }
                 }
-                // Without dynamic words, only the rules indexed under the
-                // invocation's program and subcommand can match; with them,
-                // any rule may could-match, so all are checked.
                 let mut cands_buf = Vec::new();
-                let token_ids = if holes.is_empty() {
-                    self.token_index.candidates(words, &mut cands_buf);
-                    &cands_buf[..]
-                } else {
-                    self.policy.token_rules()
-                };
-                for &id in token_ids {
-                    if let Some(r) = rule(id) {
-                        if let Pattern::Tokens(t) = &r.pattern {
-                            if !r.governs(tool) {
-                                continue;
-                            }
-                            if tokens::tokens_match(t, words) {
-                                ids.push((id, How::Matches));
-                            } else if !holes.is_empty()
-                                && tokens::tokens_could_match(t, words, &|w| {
-                                    holes.iter().any(|h| h == w)
-                                })
-                            {
-                                ids.push((id, How::Could));
-                            }
-                        }
-                    }
+                self.token_matches(tool, words, holes, false, &mut cands_buf, ids);
+                // A wrapper's own argv: deny and ask token rules only.
+                for argv in wrappers {
+                    self.token_matches(tool, argv, holes, true, &mut cands_buf, ids);
                 }
                 if !holes.is_empty() {
                     let certain: Vec<u32> = ids.iter().map(|&(id, _)| id).collect();
@@ -526,6 +505,46 @@ impl Evaluator {
             },
             Target::DynamicHost => {
                 could_budget(self.could_domains.iter().copied(), ids);
+            }
+        }
+    }
+
+    /// The tuff token rules that match (or, with dynamic words, could
+    /// match) the argv `words`; with `narrowing`, deny and ask rules only.
+    fn token_matches(
+        &self,
+        tool: &str,
+        words: &[String],
+        holes: &[String],
+        narrowing: bool,
+        buf: &mut Vec<u32>,
+        ids: &mut Vec<(u32, How)>,
+    ) {
+        // Without dynamic words, only the rules indexed under the
+        // invocation's program and subcommand can match; with them, any
+        // rule may could-match, so all are checked.
+        let token_ids = if holes.is_empty() {
+            self.token_index.candidates(words, buf);
+            &buf[..]
+        } else {
+            self.policy.token_rules()
+        };
+        for &id in token_ids {
+            let Some(r) = self.policy.rule(id) else {
+                continue;
+            };
+            let Pattern::Tokens(t) = &r.pattern else {
+                continue;
+            };
+            if !r.governs(tool) || (narrowing && r.effect == Effect::Allow) {
+                continue;
+            }
+            if tokens::tokens_match(t, words) {
+                ids.push((id, How::Matches));
+            } else if !holes.is_empty()
+                && tokens::tokens_could_match(t, words, &|w| holes.iter().any(|h| h == w))
+            {
+                ids.push((id, How::Could));
             }
         }
     }
