@@ -227,7 +227,7 @@ pub struct Invocation {
 /// Reduces every command of a reading. Never panics.
 pub fn invocations(reading: &Reading) -> Reduction {
     let mut ctx = Ctx::default();
-    reduce_reading(&mut ctx, reading, 0, None, 0);
+    reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
     let complete = reading.is_complete()
         && ctx.scripts.iter().all(Reading::is_complete)
         && ctx.out.iter().all(|i| i.gaps.is_empty());
@@ -254,8 +254,15 @@ struct Origin<'a> {
     sourced: bool,
 }
 
-fn reduce_reading(ctx: &mut Ctx, reading: &Reading, idx: usize, parent: Option<usize>, depth: u8) {
-    let dirs = directories(reading);
+fn reduce_reading(
+    ctx: &mut Ctx,
+    reading: &Reading,
+    idx: usize,
+    parent: Option<usize>,
+    depth: u8,
+    start: &Dir,
+) {
+    let dirs = directories(reading, start);
     let mut actions: Vec<Option<usize>> = Vec::with_capacity(reading.commands.len());
     for (ci, c) in reading.commands.iter().enumerate() {
         let origin = Origin {
@@ -264,7 +271,7 @@ fn reduce_reading(ctx: &mut Ctx, reading: &Reading, idx: usize, parent: Option<u
             command: ci,
             sourced: true,
         };
-        let dir = dirs.get(ci).cloned().unwrap_or_else(Dir::start);
+        let dir = dirs.get(ci).cloned().unwrap_or(Dir::Unknown);
         let d = c.depth.saturating_add(depth);
         // A command of a script a shell reads (`sh -c`, a here-document, a
         // pipe) belongs to that shell: the nearest command before it in the
@@ -518,7 +525,7 @@ fn chain(
                     let reading = super::read(&text);
                     let idx = ctx.scripts.len() + 1;
                     ctx.scripts.push(Reading::default());
-                    reduce_reading(ctx, &reading, idx, Some(action), d);
+                    reduce_reading(ctx, &reading, idx, Some(action), d, dir);
                     if let Some(slot) = ctx.scripts.get_mut(idx - 1) {
                         *slot = reading;
                     }
@@ -1290,115 +1297,91 @@ fn candidates(
 }
 
 /// The directory each command of a reading runs in (SPEC §13: `cd` and
-/// `pushd` affect the later commands of the same sequential list at the
-/// same nesting level).
-fn directories(r: &Reading) -> Vec<Dir> {
+/// `pushd` affect the later commands of the same shell).
+///
+/// Each command runs in a shell environment of the reading; an
+/// environment starts in the directory its parent is in when its first
+/// command runs (commands are in execution order), and a `cd` changes its
+/// own environment's directory only: `(cd x); cat b` reads `b`, `{ cd x;
+/// }; cat b` reads `x/b`. A `cd` that control flow decides on (in an `if`
+/// body, a loop, a `case` item, a function, after `||`), and an `eval` or
+/// `source`, which may run one, leave the directory unknown: later
+/// relative paths are dynamic. `start` is the directory the reading's
+/// shell starts in (a script a wrapper runs starts in its wrapper's).
+fn directories(r: &Reading, start: &Dir) -> Vec<Dir> {
     let mut out = Vec::with_capacity(r.commands.len());
-    // The `cd`s in effect, innermost last.
-    let mut stack: Vec<CdScope> = Vec::new();
-    for (i, c) in r.commands.iter().enumerate() {
-        // A scope ends with a command less deep, or with a `)` closing the
-        // subshell it was in (`(cd a); (cat k)`), seen in the text between
-        // the commands of its script (substitutions' `$(` not counted).
-        while let Some(top) = stack.last_mut() {
-            if top.depth > c.depth {
-                stack.pop();
-                continue;
-            }
-            if top.script == c.script {
-                let gap = r
-                    .scripts
-                    .get(c.script)
-                    .and_then(|s| s.text.get(top.end..c.span.start))
-                    .unwrap_or("");
-                let mut prev = b' ';
-                let mut closed = false;
-                for b in gap.bytes() {
-                    match b {
-                        b'(' if !matches!(prev, b'$' | b'<' | b'>') => top.balance += 1,
-                        b')' => top.balance -= 1,
-                        _ => {}
-                    }
-                    if top.balance < 0 {
-                        if c.depth > top.depth {
-                            // A `case` pattern's `)`, inside a deeper body.
-                            top.balance = 0;
-                        } else {
-                            closed = true;
-                            break;
-                        }
-                    }
-                    prev = b;
-                }
-                top.end = top.end.max(c.span.end);
-                if closed {
-                    stack.pop();
-                    continue;
-                }
-            }
-            break;
-        }
-        let here = stack
-            .last()
-            .map(|t| t.dir.clone())
-            .unwrap_or_else(Dir::start);
+    // The directory of each environment, once one of its commands ran.
+    let mut dirs: Vec<Option<Dir>> = vec![None; r.envs.len().max(1)];
+    for c in &r.commands {
+        let env = c.env as usize;
+        let here = env_dir(r, &mut dirs, env, start);
         out.push(here.clone());
-        let name = c
-            .words
-            .first()
-            .filter(|w| !w.is_dynamic())
-            .map(|w| w.text());
-        let Some(name @ ("cd" | "pushd" | "popd")) = name else {
+        let Some(w) = c.words.first().filter(|w| !w.is_dynamic()) else {
             continue;
         };
-        // A `cd` in a pipeline or in the background changes nothing after it.
-        let piped = matches!(c.connector, Connector::Pipe | Connector::PipeAll)
-            || r.commands[i + 1..]
-                .iter()
-                .find(|n| n.depth == c.depth && n.script == c.script)
-                .is_some_and(|n| {
-                    matches!(
-                        n.connector,
-                        Connector::Pipe | Connector::PipeAll | Connector::Background
-                    )
-                });
-        if piped {
-            continue;
-        }
-        let target = c.words[1..]
-            .iter()
-            .find(|w| w.is_dynamic() || !w.text().starts_with('-') || w.text() == "-");
-        let next = if name == "popd" || (name == "pushd" && target.is_none()) {
-            Dir::Unknown
-        } else {
-            here.cd(target)
-        };
-        match stack.last_mut() {
-            Some(top) if top.depth == c.depth && top.script == c.script => {
-                top.end = c.span.end;
-                top.dir = next;
+        let name = w.text();
+        let next = match name {
+            "cd" | "pushd" | "popd" => {
+                let target = c.words[1..]
+                    .iter()
+                    .find(|w| w.is_dynamic() || !w.text().starts_with('-') || w.text() == "-");
+                if name == "popd" || (name == "pushd" && target.is_none()) || c.conditional {
+                    Dir::Unknown
+                } else {
+                    here.cd(target)
+                }
             }
-            _ => stack.push(CdScope {
-                depth: c.depth,
-                script: c.script,
-                end: c.span.end,
-                balance: 0,
-                dir: next,
-            }),
+            "eval" | "source" | "." => Dir::Unknown,
+            "command" | "builtin" | "time"
+                if c.words.get(1).is_some_and(|w| {
+                    w.is_dynamic()
+                        || matches!(w.text(), "cd" | "pushd" | "popd" | "eval" | "source" | ".")
+                }) =>
+            {
+                Dir::Unknown
+            }
+            _ => continue,
+        };
+        if let Some(slot) = dirs.get_mut(env) {
+            *slot = Some(next);
         }
     }
     out
 }
 
-/// A directory `cd` set, and how far its list has been followed.
-struct CdScope {
-    depth: u8,
-    script: usize,
-    /// The end of the last command of its script seen.
-    end: usize,
-    /// Parentheses opened minus closed since the `cd`.
-    balance: i32,
-    dir: Dir,
+/// The directory environment `env` is in now (set from its parent's the
+/// first time it is asked for).
+fn env_dir(r: &Reading, dirs: &mut [Option<Dir>], env: usize, start: &Dir) -> Dir {
+    // The chain of environments up to one whose directory is set (or the
+    // top); bounded, since a chain cannot be longer than the environments.
+    let mut chain = Vec::new();
+    let mut cur = env;
+    let mut found = start.clone();
+    for _ in 0..=dirs.len() {
+        match dirs.get(cur) {
+            Some(Some(d)) => {
+                found = d.clone();
+                break;
+            }
+            Some(None) => {}
+            None => {
+                found = Dir::Unknown;
+                break;
+            }
+        }
+        chain.push(cur);
+        let parent = r.envs.get(cur).map_or(0, |&p| p as usize);
+        if parent == cur {
+            break;
+        }
+        cur = parent;
+    }
+    for e in chain {
+        if let Some(slot) = dirs.get_mut(e) {
+            *slot = Some(found.clone());
+        }
+    }
+    found
 }
 
 /// Resolves file paths against the directory.
