@@ -2,7 +2,7 @@
 //! and edits, the hosts it contacts, and the command as a whole
 //! (SPEC §8, §9.1, §13 "Evaluation").
 
-use super::action::{Access, Action, Actions, Cand, ModeFacts, Target, chain_of};
+use super::action::{Access, Action, Actions, Cand, ModeFacts, Needs, Target, chain_of};
 use super::context::EvalContext;
 use super::decision::ActionKind;
 use super::mode;
@@ -12,7 +12,8 @@ use crate::shell::reduce::{self, Invocation, Role};
 use crate::shell::{self, WordKind};
 
 /// Derives the actions of the Bash command `command` into `out`.
-pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
+/// What the policy cannot use (`needs`) is not built.
+pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs: Needs) {
     let reading = shell::read(command);
     for inc in &reading.incomplete {
         out.incomplete.push(format!(
@@ -21,7 +22,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
             reading.source(inc.script, &inc.span)
         ));
     }
-    let red = reduce::invocations(&reading);
+    let red = reduce::invocations_with(&reading, needs.deny_candidates);
     for sub in &red.scripts {
         for inc in &sub.incomplete {
             out.incomplete.push(format!(
@@ -71,8 +72,16 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
             (red.invocations[i].role == Role::Command).then(|| {
                 (
                     plain_chain(&red.invocations, i),
-                    holes_of(&red.invocations, i),
-                    wrapper_argvs(&red.invocations, i),
+                    if needs.holes() {
+                        holes_of(&red.invocations, i)
+                    } else {
+                        Vec::new()
+                    },
+                    if needs.words {
+                        wrapper_argvs(&red.invocations, i)
+                    } else {
+                        Vec::new()
+                    },
                 )
             })
         })
@@ -135,7 +144,11 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
             call_rules: true,
             target: Target::Run {
                 cands,
-                words: inv.words.iter().map(|w| w.text().to_string()).collect(),
+                words: if needs.words {
+                    inv.words.iter().map(|w| w.text().to_string()).collect()
+                } else {
+                    Vec::new()
+                },
                 wrappers,
                 holes,
                 exec: inv.exec,

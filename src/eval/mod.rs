@@ -173,6 +173,8 @@ pub struct Evaluator {
     roots: Vec<(Arc<str>, Option<String>)>,
     /// The tuff token rules by program and subcommand.
     token_index: tokens::TokenIndex,
+    /// What of a Bash command the rules can use.
+    needs: action::Needs,
 }
 
 impl Evaluator {
@@ -214,6 +216,7 @@ impl Evaluator {
             any_domains: Vec::new(),
             roots: Vec::new(),
             token_index: tokens::TokenIndex::default(),
+            needs: action::Needs::ALL,
         };
         let token_rules: Vec<(u32, &[String])> = e
             .policy
@@ -267,6 +270,10 @@ impl Evaluator {
                 _ => {}
             }
         }
+        e.needs = action::Needs {
+            deny_candidates: !e.could_commands.is_empty(),
+            words: !e.policy.token_rules().is_empty(),
+        };
         Ok(e)
     }
 
@@ -302,7 +309,9 @@ impl Evaluator {
         call: &ToolCall,
         ctx: &EvalContext,
     ) -> Result<Decision<'p>, Error> {
-        let actions = action::derive(call, ctx)?;
+        // Without deny and ask command rules, the widened candidates
+        // could only meet allow rules, which never use them.
+        let actions = action::derive_with(call, ctx, self.needs)?;
         let roots_ref: Vec<(&str, &str)> = self
             .roots
             .iter()

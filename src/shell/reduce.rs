@@ -109,6 +109,19 @@ pub struct Program {
     pub dynamic: bool,
 }
 
+/// Whether a program word names a program in a system directory.
+fn in_system_dir(w: &Word) -> bool {
+    !w.is_dynamic()
+        && w.text()
+            .rsplit_once('/')
+            .is_some_and(|(d, _)| programs::SYSTEM_DIRS.contains(&d))
+}
+
+/// A program name's basename.
+fn basename(name: &str) -> &str {
+    name.rsplit_once('/').map_or(name, |(_, b)| b)
+}
+
 impl Program {
     fn of(w: Option<&Word>) -> Program {
         let Some(w) = w else {
@@ -226,7 +239,16 @@ pub struct Invocation {
 
 /// Reduces every command of a reading. Never panics.
 pub fn invocations(reading: &Reading) -> Reduction {
-    let mut ctx = Ctx::default();
+    invocations_with(reading, true)
+}
+
+/// [`invocations`]; without `deny_candidates`, the candidates that serve
+/// deny and ask rules only are not built (for a policy that has none).
+pub(crate) fn invocations_with(reading: &Reading, deny_candidates: bool) -> Reduction {
+    let mut ctx = Ctx {
+        deny_candidates,
+        ..Ctx::default()
+    };
     reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
     let complete = reading.is_complete()
         && ctx.scripts.iter().all(Reading::is_complete)
@@ -242,6 +264,8 @@ pub fn invocations(reading: &Reading) -> Reduction {
 struct Ctx {
     out: Vec<Invocation>,
     scripts: Vec<Reading>,
+    /// Build the candidates that serve deny and ask rules only.
+    deny_candidates: bool,
 }
 
 /// Where a chain's words came from, for source texts.
@@ -357,15 +381,16 @@ fn chain(
     let mut script: Option<Result<String, Gap>> = None;
     let mut replace: Option<String> = None;
     loop {
-        let prog = cur.get(start).cloned();
-        let p = Program::of(prog.as_ref());
+        let prog = cur.get(start);
+        let p_dynamic = prog.is_some_and(Word::is_dynamic);
+        let p_base = prog.map_or("", |w| basename(w.text()));
         let mut layer = Layer {
             own: Vec::new(),
             wrapper: None,
             bare: true,
             feeds: false,
             start: if sourced {
-                prog.as_ref().map(|w| w.span.start)
+                prog.map(|w| w.span.start)
             } else {
                 None
             },
@@ -382,10 +407,11 @@ fn chain(
             break;
         }
         let nested = !layers.is_empty();
-        let wrapper = if p.dynamic {
+        let shell = !p_dynamic && programs::SHELLS.contains(&p_base);
+        let wrapper = if p_dynamic {
             None
         } else {
-            programs::wrapper(&p.base)
+            programs::wrapper(p_base)
         };
         if let Some(wr) = wrapper {
             layer.wrapper = Some(wr);
@@ -427,8 +453,13 @@ fn chain(
             layers.push(layer);
             break;
         }
-        layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
-        if !p.dynamic && programs::SHELLS.contains(&p.base.as_str()) && nested {
+        // The last layer takes the words (no copy when it is all of them).
+        layer.own = if start == 0 {
+            std::mem::take(&mut cur)
+        } else {
+            cur.get(start..).unwrap_or(&[]).to_vec()
+        };
+        if shell && nested {
             script = shell_script(&layer.own, c);
         }
         layers.push(layer);
@@ -443,10 +474,10 @@ fn chain(
     // The action's files, hosts and executing options.
     let last = layers.len() - 1;
     if let Some(l) = layers.last_mut() {
-        let p = Program::of(l.own.first());
-        if !p.dynamic {
-            files::scan(&p.base, &l.own, &mut l.found);
-            if programs::SHELLS.contains(&p.base.as_str()) {
+        if let Some(w) = l.own.first().filter(|w| !w.is_dynamic()) {
+            let base = basename(w.text());
+            files::scan(base, &l.own, &mut l.found);
+            if programs::SHELLS.contains(&base) {
                 shell_file(&l.own, &mut l.found);
             }
         }
@@ -455,7 +486,13 @@ fn chain(
     let mut env_assignments: Vec<Assignment> = c.assignments.clone();
     let first_idx = ctx.out.len();
     for (j, l) in layers.iter_mut().enumerate() {
-        let words: Vec<Word> = l.own.clone();
+        // The action's words move into its invocation (the candidates
+        // read them there); a wrapper's are copied (they are its own).
+        let words: Vec<Word> = if j == last {
+            std::mem::take(&mut l.own)
+        } else {
+            l.own.clone()
+        };
         let role = if j == last {
             Role::Command
         } else {
@@ -511,6 +548,7 @@ fn chain(
             &inv.words,
             form.as_deref(),
             alt.as_deref(),
+            ctx.deny_candidates,
         );
         inv.candidates = cands;
     }
@@ -535,8 +573,8 @@ fn chain(
         }
     }
     // `find -exec` commands.
-    let action_words = ctx.out[action].words.clone();
     if matches!(ctx.out[action].program.base.as_str(), "find" | "gfind") {
+        let action_words = ctx.out[action].words.clone();
         let mut i = 1;
         while i < action_words.len() {
             let w = &action_words[i];
@@ -1086,7 +1124,7 @@ enum Basename {
 }
 
 fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     for a in s.assignments {
         if !out.is_empty() {
             out.push(' ');
@@ -1097,32 +1135,42 @@ fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
     let base_of = |w: &Word| match s.basename {
         Basename::No => false,
         Basename::All => true,
-        Basename::System => Program::of(Some(w)).system_dir,
+        Basename::System => in_system_dir(w),
     };
     // Past a wrapper that feeds it arguments, the action's trailing
     // arguments word is not part of the text as written.
     let fed = layers.iter().take(last).skip(s.from).any(|l| l.feeds);
+    let emit = |out: &mut String, k: usize, w: &Word| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        push_word(out, w, k == 0 && base_of(w));
+    };
     for (j, l) in layers.iter().enumerate().skip(s.from) {
-        let words: Vec<&Word> = if j == last {
-            let mut v: Vec<&Word> = match s.form {
-                Some(f) => f.to_vec(),
-                None => action_words.iter().collect(),
-            };
-            if fed
-                && v.last()
-                    .is_some_and(|w| w.text() == ARGUMENTS && w.span.is_empty())
-            {
-                v.pop();
+        if j != last {
+            for (k, w) in l.own.iter().enumerate() {
+                emit(&mut out, k, w);
             }
-            v
-        } else {
-            l.own.iter().collect()
+            continue;
+        }
+        let at = |k: usize| -> Option<&Word> {
+            match s.form {
+                Some(f) => f.get(k).copied(),
+                None => action_words.get(k),
+            }
         };
-        for (k, w) in words.iter().enumerate() {
-            if !out.is_empty() {
-                out.push(' ');
+        let mut n = s.form.map_or(action_words.len(), <[&Word]>::len);
+        if fed
+            && n.checked_sub(1)
+                .and_then(at)
+                .is_some_and(|w| w.text() == ARGUMENTS && w.span.is_empty())
+        {
+            n -= 1;
+        }
+        for k in 0..n {
+            if let Some(w) = at(k) {
+                emit(&mut out, k, w);
             }
-            push_word(&mut out, w, k == 0 && base_of(w));
         }
     }
     out
@@ -1144,29 +1192,49 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
         .map(|r| r.span.start - from..r.span.end - from)
         .collect();
     cut.sort_by_key(|r| r.start);
+    // Runs of other bytes are copied whole; the text is split only at
+    // ASCII bytes and at redirection spans, so on character boundaries.
+    let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut blank = false;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, ch)) = chars.next() {
-        if cut.iter().any(|r| r.contains(&i)) {
+    let mut run: Option<usize> = None;
+    let mut next_cut = 0;
+    let mut i = 0;
+    let flush = |out: &mut String, run: &mut Option<usize>, i: usize| {
+        if let Some(s) = run.take() {
+            out.push_str(text.get(s..i).unwrap_or(""));
+        }
+    };
+    while let Some(&b) = bytes.get(i) {
+        if let Some(r) = cut.get(next_cut).filter(|r| i >= r.start) {
+            flush(&mut out, &mut run, i);
             blank = true;
+            i = i.max(r.end);
+            next_cut += 1;
             continue;
         }
         // A line continuation joins the lines it splits.
-        if ch == '\\' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
-            chars.next();
+        if b == b'\\' && bytes.get(i + 1) == Some(&b'\n') {
+            flush(&mut out, &mut run, i);
+            i += 2;
             continue;
         }
-        if ch == ' ' || ch == '\t' || ch == '\n' {
+        if matches!(b, b' ' | b'\t' | b'\n') {
+            flush(&mut out, &mut run, i);
             blank = true;
+            i += 1;
             continue;
         }
-        if blank && !out.is_empty() {
-            out.push(' ');
+        if run.is_none() {
+            if blank && !out.is_empty() {
+                out.push(' ');
+            }
+            blank = false;
+            run = Some(i);
         }
-        blank = false;
-        out.push(ch);
+        i += 1;
     }
+    flush(&mut out, &mut run, bytes.len());
     Some(out)
 }
 
@@ -1177,6 +1245,7 @@ fn candidates(
     action_words: &[Word],
     form: Option<&[&Word]>,
     alt: Option<&[&Word]>,
+    deny_candidates: bool,
 ) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     let mut add = |text: String, for_allow: bool| {
@@ -1207,14 +1276,17 @@ fn candidates(
     };
     // Skip the shapes that cannot differ from others (no path to reduce,
     // no assignment to strip, no form).
+    // (The action's words are in its invocation, not in its layer.)
     let programs = || {
         layers
             .iter()
+            .take(layers.len() - 1)
             .filter_map(|l| l.own.first())
+            .chain(action_words.first())
             .filter(|w| !w.is_dynamic())
     };
     let any_path = programs().any(|w| w.text().contains('/'));
-    let any_system = programs().any(|w| Program::of(Some(w)).system_dir);
+    let any_system = programs().any(in_system_dir);
     let allow_bases: &[Basename] = if any_system {
         &[Basename::No, Basename::System]
     } else {
@@ -1246,18 +1318,30 @@ fn candidates(
     }
     // Source texts.
     let any_fed_before = |j: usize| layers.iter().take(j).any(|l| l.feeds);
-    if let (Some(src), true) = (source_text(origin, c, c.span.start), top) {
-        add(src, true);
+    if top {
+        if let Some(src) = source_text(origin, c, c.span.start) {
+            add(src, true);
+        }
     }
     for (j, l) in layers.iter().enumerate() {
         if let Some(start) = l.start {
+            // The whole command's text, when nothing stands before its
+            // first word, is the one just added.
+            if top && j == 0 && start == c.span.start {
+                continue;
+            }
+            let allow =
+                j <= transparent && !any_fed_before(j) && assignments.iter().all(safe_assignment);
+            if !allow && !deny_candidates {
+                continue;
+            }
             if let Some(src) = source_text(origin, c, start) {
-                let allow = j <= transparent
-                    && !any_fed_before(j)
-                    && assignments.iter().all(safe_assignment);
                 add(src, allow);
             }
         }
+    }
+    if !deny_candidates {
+        return out;
     }
     // Deny and ask: every combination.
     let none: &[Assignment] = &[];
