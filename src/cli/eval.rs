@@ -2,8 +2,9 @@
 //! input order, one output line per input line.
 //!
 //! The input is read in chunks of [`CHUNK`] lines; each chunk is evaluated
-//! in parallel (rayon) and written out in order before the next is read, so
-//! memory stays flat however many calls there are.
+//! in parallel (rayon) while the chunk before it is written out (in order)
+//! and the next one read, so memory stays flat however many calls there
+//! are.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -437,55 +438,48 @@ fn stream(
         ..Summary::default()
     };
     let prepared = line_context(&Map::new(), defaults, evaluator).ok();
+    // Three stages overlap: while one chunk is evaluated (every thread but
+    // the one doing I/O), the results of the one before are written and
+    // the next is read. Two chunks are in flight at most: memory stays flat.
     let mut chunk: Vec<Vec<u8>> = Vec::with_capacity(CHUNK);
+    let mut spare: Vec<Vec<u8>> = Vec::with_capacity(CHUNK);
+    let mut eof = read_chunk(&mut reader, &mut chunk)?;
+    let mut done: Vec<Outcome> = Vec::new();
     let mut first = 1u64;
     loop {
-        chunk.clear();
-        let mut eof = false;
-        while chunk.len() < CHUNK {
-            let mut buf = Vec::new();
-            if reader.read_until(b'\n', &mut buf)? == 0 {
-                eof = true;
-                break;
+        let mut results: Vec<Outcome> = Vec::new();
+        let next = rayon::in_place_scope(|scope| {
+            let (chunk, results) = (&chunk, &mut results);
+            let prepared = prepared.as_ref();
+            scope.spawn(move |_| {
+                *results = chunk
+                    .par_iter()
+                    .enumerate()
+                    .map(|(i, raw)| eval_line(raw, first + i as u64, defaults, prepared, evaluator))
+                    .collect();
+            });
+            write_outcomes(&mut out, &done, &mut sum)?;
+            if eof {
+                return Ok(true);
             }
-            if buf.last() == Some(&b'\n') {
-                buf.pop();
-            }
-            chunk.push(buf);
-        }
-        let results: Vec<Outcome> = chunk
-            .par_iter()
-            .enumerate()
-            .map(|(i, raw)| {
-                eval_line(
-                    raw,
-                    first + i as u64,
-                    defaults,
-                    prepared.as_ref(),
-                    evaluator,
-                )
-            })
-            .collect();
-        for r in &results {
-            out.write_all(r.line.as_bytes())?;
-            out.write_all(b"\n")?;
-            sum.lines += 1;
-            match r.verdict {
-                Some(v) => *sum.verdicts.entry(v.as_str()).or_default() += 1,
-                None => sum.errors += 1,
-            }
-            if let Some(slot) = r.rule.and_then(|i| sum.hits.get_mut(i)) {
-                *slot += 1;
-            }
-        }
+            read_chunk(&mut reader, &mut spare)
+        });
+        let next_eof = next?;
+        done = results;
         first += chunk.len() as u64;
         if let Some(b) = &bar {
             b.inc(chunk.len() as u64);
         }
-        if eof {
+        if chunk.is_empty() {
             break;
         }
+        std::mem::swap(&mut chunk, &mut spare);
+        if eof {
+            chunk.clear();
+        }
+        eof = next_eof;
     }
+    write_outcomes(&mut out, &done, &mut sum)?;
     out.flush()?;
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -494,6 +488,46 @@ fn stream(
         eprint!("{}", render_summary(&sum, policy));
     }
     Ok(sum.errors > 0)
+}
+
+/// Reads up to [`CHUNK`] lines into `chunk` (its buffers reused); true at
+/// the end of the input.
+fn read_chunk(reader: &mut impl BufRead, chunk: &mut Vec<Vec<u8>>) -> io::Result<bool> {
+    let mut n = 0;
+    while n < CHUNK {
+        if chunk.len() == n {
+            chunk.push(Vec::new());
+        }
+        let Some(buf) = chunk.get_mut(n) else { break };
+        buf.clear();
+        if reader.read_until(b'\n', buf)? == 0 {
+            chunk.truncate(n);
+            return Ok(true);
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        n += 1;
+    }
+    chunk.truncate(n);
+    Ok(false)
+}
+
+/// Writes a chunk's output lines in order and counts them.
+fn write_outcomes(out: &mut impl Write, results: &[Outcome], sum: &mut Summary) -> io::Result<()> {
+    for r in results {
+        out.write_all(r.line.as_bytes())?;
+        out.write_all(b"\n")?;
+        sum.lines += 1;
+        match r.verdict {
+            Some(v) => *sum.verdicts.entry(v.as_str()).or_default() += 1,
+            None => sum.errors += 1,
+        }
+        if let Some(slot) = r.rule.and_then(|i| sum.hits.get_mut(i)) {
+            *slot += 1;
+        }
+    }
+    Ok(())
 }
 
 /// The `--summary` text.

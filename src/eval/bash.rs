@@ -110,11 +110,15 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
         let Some((plain, holes, wrappers)) = chain else {
             continue;
         };
-        let mut read_only = plain
+        // The mode facts matter only under a mode (SPEC §9.3).
+        let moded = ctx.mode().is_some();
+        let mut read_only = moded
+            && plain
             && !inv.program.dynamic
             && inv.exec.is_empty()
             && mode::read_only_command(&inv.program.base, inv.subcommand.as_deref());
-        let mut accept_edits = plain
+        let mut accept_edits = moded
+            && plain
             && !inv.program.dynamic
             && mode::ACCEPT_EDITS_COMMANDS.contains(&inv.program.base.as_str());
         for a in &out.list[files_start..] {
@@ -309,15 +313,28 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
     // it ask; a read is covered by its command's approval (whose `*` had
     // to cover the word), an edit needs an Edit rule that nothing certain
     // can give.
+    let text = if f.kind != WordKind::Dynamic && f.path.is_none() {
+        // A literal or glob word left unresolved: a relative path in a
+        // directory `cd` made unknown, so any directory stands before it.
+        let mut t = String::from("${DIR}/");
+        for ch in f.text.chars() {
+            if matches!(ch, '"' | '\'' | '`' | '\\' | '$')
+                || (f.kind != WordKind::Glob && matches!(ch, '*' | '?'))
+            {
+                t.push('\\');
+            }
+            t.push(ch);
+        }
+        t
+    } else {
+        f.text.clone()
+    };
     out.list.push(Action {
         kind,
         subject: f.text.clone(),
         needs_approval: access == Access::Edit,
         call_rules: false,
-        target: Target::DynamicPath {
-            access,
-            text: f.text.clone(),
-        },
+        target: Target::DynamicPath { access, text },
         facts: ModeFacts::default(),
     });
 }

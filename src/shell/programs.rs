@@ -6,6 +6,9 @@
 //! option; `--user=root` or `--user root`). To teach toolgate a program, add
 //! a row here; the code reading the rows does not change.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 /// How a wrapper finds the command it runs (SPEC §8.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Runs {
@@ -319,10 +322,31 @@ pub static WRAPPERS: &[Wrapper] = &[
     },
 ];
 
-/// Every name of a table's rows with its row, sorted by name: a lookup is
-/// a binary search, not a scan of every row's names (the tables are asked
-/// for each word of each command read).
-struct NameIndex(std::sync::OnceLock<Vec<(&'static str, usize)>>);
+/// Every name of a table's rows with its row: a lookup is one hash probe,
+/// not a scan of every row's names (the tables are asked for each command
+/// read).
+struct NameIndex(std::sync::OnceLock<HashMap<&'static str, usize, BuildHasherDefault<Fnv>>>);
+
+/// FNV-1a: the keys are the tables' own names (fixed, short), so a
+/// seeded hash buys nothing and std's SipHash costs more than the lookup
+/// it serves; the standard library offers no other `Hasher`.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
 
 impl NameIndex {
     const fn new() -> NameIndex {
@@ -337,20 +361,17 @@ impl NameIndex {
         name: &str,
     ) -> Option<&'static T> {
         let index = self.0.get_or_init(|| {
-            let mut v: Vec<(&'static str, usize)> = Vec::new();
+            let mut m = HashMap::default();
             for (i, row) in rows.iter().enumerate() {
                 for &n in names(row) {
-                    v.push((n, i));
+                    // Of two rows naming a program, the first wins (as a
+                    // scan would find it).
+                    m.entry(n).or_insert(i);
                 }
             }
-            // Stable: of two rows naming a program, the first wins (as a
-            // scan would find it).
-            v.sort_by(|a, b| a.0.cmp(b.0).then(a.1.cmp(&b.1)));
-            v.dedup_by(|b, a| a.0 == b.0);
-            v
+            m
         });
-        let k = index.binary_search_by(|(n, _)| (*n).cmp(name)).ok()?;
-        index.get(k).and_then(|&(_, i)| rows.get(i))
+        index.get(name).and_then(|&i| rows.get(i))
     }
 }
 
