@@ -312,11 +312,19 @@ impl Evaluator {
         // Without deny and ask command rules, the widened candidates
         // could only meet allow rules, which never use them.
         let actions = action::derive_with(call, ctx, self.needs)?;
-        let roots_ref: Vec<(&str, &str)> = self
-            .roots
+        // The sources' roots are needed only by path actions.
+        let roots_ref: Vec<(&str, &str)> = if actions
+            .list
             .iter()
-            .map(|(n, d)| (&**n, d.as_deref().unwrap_or(ctx.project_dir())))
-            .collect();
+            .any(|a| matches!(a.target, Target::Path { .. }))
+        {
+            self.roots
+                .iter()
+                .map(|(n, d)| (&**n, d.as_deref().unwrap_or(ctx.project_dir())))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let dirs = AnchorDirs {
             home: ctx.home(),
             project: Some(ctx.project_dir()),
@@ -325,15 +333,17 @@ impl Evaluator {
         let mut m = Matches::new();
         let call_ids = self.call_ids(call, &mut m);
         let mut all = Vec::with_capacity(actions.list.len());
+        // One buffer for every action's matches.
+        let mut ids: Vec<(u32, How)> = Vec::new();
         for a in &actions.list {
-            let mut ids: Vec<(u32, How)> = Vec::new();
+            ids.clear();
             if a.call_rules {
                 ids.extend(call_ids.iter().map(|&id| (id, How::Matches)));
             }
             self.match_target(call, a, ctx, &dirs, &mut m, &mut ids);
             all.push(
-                ids.into_iter()
-                    .filter_map(|(id, how)| {
+                ids.iter()
+                    .filter_map(|&(id, how)| {
                         Some(RuleMatch {
                             rule: self.policy.rule(id)?,
                             index: self.policy.input_index(id)?,

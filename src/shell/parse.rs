@@ -386,9 +386,11 @@ fn program_base(c: &Command) -> Option<&str> {
     if w.is_dynamic() {
         return None;
     }
-    Some(match w.text().rfind('/') {
-        Some(i) => &w.text()[i + 1..],
-        None => w.text(),
+    let t = w.text();
+    // (A byte scan: names are short, and `/` is ASCII.)
+    Some(match t.bytes().rposition(|b| b == b'/') {
+        Some(i) => t.get(i + 1..).unwrap_or(""),
+        None => t,
     })
 }
 
@@ -693,6 +695,27 @@ impl<'s> Parser<'s, '_> {
     /// The reserved word at the cursor, if one stands there as a word.
     fn keyword(&self) -> Option<(Kw, usize)> {
         let rest = self.src.get(self.pos..self.end)?;
+        // Every keyword starts with one of these bytes: most words are
+        // turned away here.
+        if !matches!(
+            rest.first(),
+            Some(
+                b'i' | b't'
+                    | b'e'
+                    | b'f'
+                    | b'w'
+                    | b'u'
+                    | b'd'
+                    | b's'
+                    | b'c'
+                    | b'{'
+                    | b'}'
+                    | b'!'
+                    | b'['
+            )
+        ) {
+            return None;
+        }
         // The word at the cursor, if it is short enough to be a keyword.
         let len = rest.iter().take(9).take_while(|&&b| !is_meta(b)).count();
         if len == 0 || len > 8 {
