@@ -316,8 +316,9 @@ fn eval_line(
         if let Some(v @ (Value::String(_) | Value::Number(_))) = value.get("tool_use_id") {
             id = v.clone();
         }
-        let call = ToolCall::from_json(&value).map_err(|e| e.message().to_string())?;
         let Value::Object(obj) = &value else {
+            // (`from_json` says what is wrong with it.)
+            ToolCall::from_json(&value).map_err(|e| e.message().to_string())?;
             return Err("a call must be a JSON object".to_string());
         };
         const KEYS: [&str; 6] = [
@@ -329,12 +330,20 @@ fn eval_line(
             "permission_mode",
         ];
         let own;
-        let ctx = match prepared {
-            Some(base) if !KEYS.iter().any(|k| obj.contains_key(*k)) => base,
+        // (A line holds few keys: one pass over them, not a lookup per
+        // context key.)
+        let plain = !obj.keys().any(|k| KEYS.contains(&k.as_str()));
+        let (call, ctx) = match prepared {
+            // The common line: its input moves into the call.
+            Some(base) if plain => (
+                ToolCall::from_json_value(value).map_err(|e| e.message().to_string())?,
+                base,
+            ),
             _ => {
+                let call = ToolCall::from_json(&value).map_err(|e| e.message().to_string())?;
                 own =
                     line_context(obj, defaults, evaluator).map_err(|e| e.message().to_string())?;
-                &own
+                (call, &own)
             }
         };
         let d = evaluator
