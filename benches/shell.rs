@@ -1,8 +1,19 @@
 //! Speed of the shell reader: a typical command, the whole tldr corpus,
 //! and hostile 64 KiB inputs. Each bench checks its answers first.
 //!
+//! Every figure is measured twice: in wall-clock time (`shell/…`) and in
+//! the CPU time of the benchmarking thread (`shell-cpu/…`, see
+//! `support/cpu_time.rs`), which a machine shared with other work does not
+//! inflate.
+//!
 //! Run: `cargo bench --bench shell`.
 
+#[path = "support/cpu_time.rs"]
+mod cpu_time;
+
+use cpu_time::CpuTime;
+use criterion::measurement::Measurement;
+use criterion::{BenchmarkGroup, SamplingMode};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -11,6 +22,14 @@ use toolgate::shell::{self, MAX_INPUT, Reason};
 /// Complete readings among the tldr corpus's lines (a regression check:
 /// change it only with a reason).
 const TLDR_COMPLETE: usize = 30_068;
+
+/// CPU time is read at scheduler ticks: every sample must span many of
+/// them, so the CPU-time groups use samples of equal, long size.
+fn flat_for_cpu<M: Measurement>(g: &mut BenchmarkGroup<'_, M>, prefix: &str) {
+    if prefix.ends_with("-cpu") {
+        g.sampling_mode(SamplingMode::Flat);
+    }
+}
 
 fn corpus_lines(name: &str) -> Option<Vec<String>> {
     let dir = std::env::var_os("TOOLGATE_CORPORA")
@@ -25,7 +44,7 @@ fn corpus_lines(name: &str) -> Option<Vec<String>> {
     }
 }
 
-fn typical(c: &mut Criterion) {
+fn typical<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
     let cmd = "tar -czf archive.tar.gz path/to/dir";
     let r = shell::read(cmd);
     assert!(r.is_complete());
@@ -35,7 +54,8 @@ fn typical(c: &mut Criterion) {
     let r = shell::read(cmd2);
     assert!(r.is_complete());
     assert_eq!(r.commands.len(), 2);
-    let mut g = c.benchmark_group("shell/typical");
+    let mut g = c.benchmark_group(format!("{prefix}/typical"));
+    flat_for_cpu(&mut g, prefix);
     g.bench_function("tar 35 bytes", |b| b.iter(|| shell::read(black_box(cmd))));
     g.bench_function("git commit && push 38 bytes", |b| {
         b.iter(|| shell::read(black_box(cmd2)))
@@ -43,26 +63,34 @@ fn typical(c: &mut Criterion) {
     g.finish();
 }
 
-fn corpus(c: &mut Criterion) {
-    let Some(lines) = corpus_lines("tldr-commands.txt") else {
+fn corpus<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
+    static LINES: std::sync::OnceLock<Option<Vec<String>>> = std::sync::OnceLock::new();
+    let Some(lines) = LINES
+        .get_or_init(|| {
+            let lines = corpus_lines("tldr-commands.txt")?;
+            let complete = lines
+                .iter()
+                .filter(|l| shell::read(l).is_complete())
+                .count();
+            assert_eq!(
+                complete, TLDR_COMPLETE,
+                "complete readings over the tldr corpus"
+            );
+            Some(lines)
+        })
+        .as_ref()
+    else {
         return;
     };
-    let complete = lines
-        .iter()
-        .filter(|l| shell::read(l).is_complete())
-        .count();
-    assert_eq!(
-        complete, TLDR_COMPLETE,
-        "complete readings over the tldr corpus"
-    );
     let bytes: usize = lines.iter().map(String::len).sum();
-    let mut g = c.benchmark_group("shell/tldr");
+    let mut g = c.benchmark_group(format!("{prefix}/tldr"));
+    flat_for_cpu(&mut g, prefix);
     g.throughput(Throughput::Bytes(bytes as u64));
     g.sample_size(20);
     g.bench_function("all lines", |b| {
         b.iter(|| {
             let mut n = 0usize;
-            for l in &lines {
+            for l in lines {
                 n += shell::read(black_box(l)).commands.len();
             }
             n
@@ -133,7 +161,7 @@ fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
     ]
 }
 
-fn hostile(c: &mut Criterion) {
+fn hostile<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
     let inputs = hostile_inputs();
     for (name, s, reason) in &inputs {
         assert!(s.len() <= MAX_INPUT, "{name} is {} bytes", s.len());
@@ -147,7 +175,8 @@ fn hostile(c: &mut Criterion) {
             None => assert!(r.is_complete(), "{name}: {:?}", r.incomplete),
         }
     }
-    let mut g = c.benchmark_group("shell/hostile-64k");
+    let mut g = c.benchmark_group(format!("{prefix}/hostile-64k"));
+    flat_for_cpu(&mut g, prefix);
     g.sample_size(30);
     for (name, s, _) in &inputs {
         g.bench_function(*name, |b| b.iter(|| shell::read(black_box(s))));
@@ -155,5 +184,22 @@ fn hostile(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, typical, corpus, hostile);
-criterion_main!(benches);
+fn wall(c: &mut Criterion) {
+    typical(c, "shell");
+    corpus(c, "shell");
+    hostile(c, "shell");
+}
+
+fn cpu(c: &mut Criterion<CpuTime>) {
+    typical(c, "shell-cpu");
+    corpus(c, "shell-cpu");
+    hostile(c, "shell-cpu");
+}
+
+criterion_group!(benches, wall);
+criterion_group! {
+    name = cpu_benches;
+    config = Criterion::default().with_measurement(CpuTime);
+    targets = cpu
+}
+criterion_main!(benches, cpu_benches);

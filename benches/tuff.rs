@@ -70,9 +70,9 @@ fn naive(rules: &[Vec<String>], command: &str) -> Option<(Effect, usize)> {
     let argvs: Vec<Vec<String>> = reduction
         .invocations
         .iter()
-        // Wrappers' own argvs are not given to token rules (a rule naming
-        // `sudo` does not match `sudo x`: a known gap), so not here either.
-        .filter(|i| i.role == toolgate::shell::reduce::Role::Command)
+        // Wrappers' own argvs meet token rules too (every rule here denies
+        // or asks): a rule naming `sudo` matches `sudo x`.
+        .filter(|i| i.role != toolgate::shell::reduce::Role::NoProgram)
         .map(|i| i.words.iter().map(|w| w.text().to_string()).collect())
         .collect();
     let hit = |i: usize| {

@@ -124,7 +124,11 @@ impl ReferenceEvaluator {
         match &a.target {
             Target::Tool | Target::DynamicPath { .. } | Target::DynamicHost => false,
             Target::Run {
-                cands, words, exec, ..
+                cands,
+                words,
+                wrappers,
+                exec,
+                ..
             } => {
                 if !rule.governs(&call.tool) {
                     return false;
@@ -135,7 +139,13 @@ impl ReferenceEvaluator {
                             || (c.for_allow && eval::names_exec(rule, exec)))
                             && command_matches(p, &c.text)
                     }),
-                    Pattern::Tokens(t) => crate::eval::tokens::tokens_match(t, words),
+                    Pattern::Tokens(t) => {
+                        crate::eval::tokens::tokens_match(t, words)
+                            || (rule.effect != Effect::Allow
+                                && wrappers
+                                    .iter()
+                                    .any(|w| crate::eval::tokens::tokens_match(t, w)))
+                    }
                     _ => false,
                 }
             }
@@ -200,6 +210,7 @@ impl ReferenceEvaluator {
                 cands,
                 holes,
                 words,
+                wrappers,
                 ..
             } if !holes.is_empty() => {
                 for &i in &self.order {
@@ -207,9 +218,14 @@ impl ReferenceEvaluator {
                     if let Pattern::Tokens(t) = &r.pattern {
                         if !certain.contains(&i)
                             && r.governs(&call.tool)
-                            && crate::eval::tokens::tokens_could_match(t, words, &|w| {
+                            && (crate::eval::tokens::tokens_could_match(t, words, &|w| {
                                 holes.iter().any(|h| h == w)
-                            })
+                            }) || (r.effect != Effect::Allow
+                                && wrappers.iter().any(|argv| {
+                                    crate::eval::tokens::tokens_could_match(t, argv, &|w| {
+                                        holes.iter().any(|h| h == w)
+                                    })
+                                })))
                         {
                             found.push((i, How::Could));
                         }

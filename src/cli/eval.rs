@@ -2,8 +2,9 @@
 //! input order, one output line per input line.
 //!
 //! The input is read in chunks of [`CHUNK`] lines; each chunk is evaluated
-//! in parallel (rayon) and written out in order before the next is read, so
-//! memory stays flat however many calls there are.
+//! in parallel (rayon) while the chunk before it is written out (in order)
+//! and the next one read, so memory stays flat however many calls there
+//! are.
 //!
 //! A line whose evaluation panics (a bug) gets an error line of its own and
 //! the batch goes on. Debug builds (never release builds) honour
@@ -321,8 +322,9 @@ fn eval_line(
         if let Some(v @ (Value::String(_) | Value::Number(_))) = value.get("tool_use_id") {
             id = v.clone();
         }
-        let call = ToolCall::from_json(&value).map_err(|e| e.message().to_string())?;
         let Value::Object(obj) = &value else {
+            // (`from_json` says what is wrong with it.)
+            ToolCall::from_json(&value).map_err(|e| e.message().to_string())?;
             return Err("a call must be a JSON object".to_string());
         };
         const KEYS: [&str; 6] = [
@@ -334,12 +336,20 @@ fn eval_line(
             "permission_mode",
         ];
         let own;
-        let ctx = match prepared {
-            Some(base) if !KEYS.iter().any(|k| obj.contains_key(*k)) => base,
+        // (A line holds few keys: one pass over them, not a lookup per
+        // context key.)
+        let plain = !obj.keys().any(|k| KEYS.contains(&k.as_str()));
+        let (call, ctx) = match prepared {
+            // The common line: its input moves into the call.
+            Some(base) if plain => (
+                ToolCall::from_json_value(value).map_err(|e| e.message().to_string())?,
+                base,
+            ),
             _ => {
+                let call = ToolCall::from_json(&value).map_err(|e| e.message().to_string())?;
                 own =
                     line_context(obj, defaults, evaluator).map_err(|e| e.message().to_string())?;
-                &own
+                (call, &own)
             }
         };
         let d = evaluator
@@ -472,59 +482,60 @@ fn stream(
     } else {
         None
     };
+    // Three stages overlap: while one chunk is evaluated (every thread but
+    // the one doing I/O), the results of the one before are written and
+    // the next is read. Two chunks are in flight at most: memory stays flat.
     let mut chunk: Vec<Vec<u8>> = Vec::with_capacity(CHUNK);
+    let mut spare: Vec<Vec<u8>> = Vec::with_capacity(CHUNK);
+    let mut eof = read_chunk(&mut reader, &mut chunk)?;
+    let mut done: Vec<Outcome> = Vec::new();
     let mut first = 1u64;
     loop {
-        chunk.clear();
-        let mut eof = false;
-        while chunk.len() < CHUNK {
-            let mut buf = Vec::new();
-            if reader.read_until(b'\n', &mut buf)? == 0 {
-                eof = true;
-                break;
+        let mut results: Vec<Outcome> = Vec::new();
+        let next = rayon::in_place_scope(|scope| {
+            let (chunk, results) = (&chunk, &mut results);
+            let prepared = prepared.as_ref();
+            scope.spawn(move |_| {
+                *results = chunk
+                    .par_iter()
+                    .enumerate()
+                    .map(|(i, raw)| {
+                        let n = first + i as u64;
+                        // A bug that panics on one line costs that line,
+                        // never the batch: the line gets an error (no
+                        // verdict, so never an allow) and the rest go on.
+                        catch_unwind(AssertUnwindSafe(|| {
+                            if panic_on == Some(n) {
+                                panic!("test panic requested by TOOLGATE_EVAL_TEST_PANIC={n}");
+                            }
+                            eval_line(raw, n, defaults, prepared, evaluator)
+                        }))
+                        .unwrap_or_else(|_| internal_error(raw, n))
+                    })
+                    .collect();
+            });
+            write_outcomes(&mut out, &done, &mut sum)?;
+            if eof {
+                return Ok(true);
             }
-            if buf.last() == Some(&b'\n') {
-                buf.pop();
-            }
-            chunk.push(buf);
-        }
-        let results: Vec<Outcome> = chunk
-            .par_iter()
-            .enumerate()
-            .map(|(i, raw)| {
-                let n = first + i as u64;
-                // A bug that panics on one line costs that line, never the
-                // batch: the line gets an error (no verdict, so never an
-                // allow) and the rest go on.
-                catch_unwind(AssertUnwindSafe(|| {
-                    if panic_on == Some(n) {
-                        panic!("test panic requested by TOOLGATE_EVAL_TEST_PANIC={n}");
-                    }
-                    eval_line(raw, n, defaults, prepared.as_ref(), evaluator)
-                }))
-                .unwrap_or_else(|_| internal_error(raw, n))
-            })
-            .collect();
-        for r in &results {
-            out.write_all(r.line.as_bytes())?;
-            out.write_all(b"\n")?;
-            sum.lines += 1;
-            match r.verdict {
-                Some(v) => *sum.verdicts.entry(v.as_str()).or_default() += 1,
-                None => sum.errors += 1,
-            }
-            if let Some(slot) = r.rule.and_then(|i| sum.hits.get_mut(i)) {
-                *slot += 1;
-            }
-        }
+            read_chunk(&mut reader, &mut spare)
+        });
+        let next_eof = next?;
+        done = results;
         first += chunk.len() as u64;
         if let Some(b) = &bar {
             b.inc(chunk.len() as u64);
         }
-        if eof {
+        if chunk.is_empty() {
             break;
         }
+        std::mem::swap(&mut chunk, &mut spare);
+        if eof {
+            chunk.clear();
+        }
+        eof = next_eof;
     }
+    write_outcomes(&mut out, &done, &mut sum)?;
     out.flush()?;
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -533,6 +544,46 @@ fn stream(
         eprint!("{}", render_summary(&sum, policy));
     }
     Ok(sum.errors > 0)
+}
+
+/// Reads up to [`CHUNK`] lines into `chunk` (its buffers reused); true at
+/// the end of the input.
+fn read_chunk(reader: &mut impl BufRead, chunk: &mut Vec<Vec<u8>>) -> io::Result<bool> {
+    let mut n = 0;
+    while n < CHUNK {
+        if chunk.len() == n {
+            chunk.push(Vec::new());
+        }
+        let Some(buf) = chunk.get_mut(n) else { break };
+        buf.clear();
+        if reader.read_until(b'\n', buf)? == 0 {
+            chunk.truncate(n);
+            return Ok(true);
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+        }
+        n += 1;
+    }
+    chunk.truncate(n);
+    Ok(false)
+}
+
+/// Writes a chunk's output lines in order and counts them.
+fn write_outcomes(out: &mut impl Write, results: &[Outcome], sum: &mut Summary) -> io::Result<()> {
+    for r in results {
+        out.write_all(r.line.as_bytes())?;
+        out.write_all(b"\n")?;
+        sum.lines += 1;
+        match r.verdict {
+            Some(v) => *sum.verdicts.entry(v.as_str()).or_default() += 1,
+            None => sum.errors += 1,
+        }
+        if let Some(slot) = r.rule.and_then(|i| sum.hits.get_mut(i)) {
+            *slot += 1;
+        }
+    }
+    Ok(())
 }
 
 /// The `--summary` text.

@@ -38,6 +38,10 @@ pub(crate) enum Target {
     Run {
         cands: Vec<Cand>,
         words: Vec<String>,
+        /// The argv of each wrapper around it, outermost first (its own
+        /// words and the command it wraps): deny and ask token rules that
+        /// name a wrapper (`["sudo", "airmon-ng"]`) match them.
+        wrappers: Vec<Vec<String>>,
         holes: Vec<String>,
         /// It runs a script or options that execute or write (SPEC §8.5):
         /// allow rules must name what it does.
@@ -114,13 +118,47 @@ fn call_error(msg: String) -> Error {
 
 /// Derives the actions of `call` in `ctx`.
 pub(crate) fn derive(call: &ToolCall, ctx: &EvalContext) -> Result<Actions, Error> {
+    derive_with(call, ctx, Needs::ALL)
+}
+
+/// What of a Bash command's runs a policy can use: the rest is not built
+/// (it could meet no rule).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Needs {
+    /// The candidate texts that serve deny and ask rules only (the policy
+    /// has a deny or ask command rule).
+    pub deny_candidates: bool,
+    /// The words of each run and its wrappers (the policy has token rules).
+    pub words: bool,
+}
+
+impl Needs {
+    /// Everything (the reference evaluator, explanations).
+    pub const ALL: Needs = Needs {
+        deny_candidates: true,
+        words: true,
+    };
+
+    /// The dynamic words' source texts: only deny and ask rules could
+    /// match them.
+    pub fn holes(self) -> bool {
+        self.deny_candidates || self.words
+    }
+}
+
+/// [`derive`], building only what `needs` says a policy can use.
+pub(crate) fn derive_with(
+    call: &ToolCall,
+    ctx: &EvalContext,
+    needs: Needs,
+) -> Result<Actions, Error> {
     let tool = call.tool.as_str();
     let mut out = Actions::default();
     if COMMAND_TOOLS.contains(&tool) {
         let Some(command) = call.command() else {
             return Err(call_error(format!("a {tool} call needs a string command")));
         };
-        super::bash::derive(command, ctx, &mut out);
+        super::bash::derive(command, ctx, &mut out, needs);
         return Ok(out);
     }
     if tool == "PowerShell" {
@@ -143,6 +181,7 @@ pub(crate) fn derive(call: &ToolCall, ctx: &EvalContext) -> Result<Actions, Erro
                     for_allow: true,
                 }],
                 words: Vec::new(),
+                wrappers: Vec::new(),
                 holes: Vec::new(),
                 exec: Vec::new(),
             },

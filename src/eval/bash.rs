@@ -2,7 +2,7 @@
 //! and edits, the hosts it contacts, and the command as a whole
 //! (SPEC §8, §9.1, §13 "Evaluation").
 
-use super::action::{Access, Action, Actions, Cand, ModeFacts, Target, chain_of};
+use super::action::{Access, Action, Actions, Cand, ModeFacts, Needs, Target, chain_of};
 use super::context::EvalContext;
 use super::decision::ActionKind;
 use super::mode;
@@ -12,7 +12,8 @@ use crate::shell::reduce::{self, Invocation, Role};
 use crate::shell::{self, WordKind};
 
 /// Derives the actions of the Bash command `command` into `out`.
-pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
+/// What the policy cannot use (`needs`) is not built.
+pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs: Needs) {
     let reading = shell::read(command);
     for inc in &reading.incomplete {
         out.incomplete.push(format!(
@@ -21,7 +22,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
             reading.source(inc.script, &inc.span)
         ));
     }
-    let red = reduce::invocations(&reading);
+    let red = reduce::invocations_with(&reading, needs.deny_candidates);
     for sub in &red.scripts {
         for inc in &sub.incomplete {
             out.incomplete.push(format!(
@@ -65,12 +66,22 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
     });
     // What needs the whole chain is computed first; then each invocation
     // is taken apart without copying its texts.
-    let chains: Vec<Option<(bool, Vec<String>)>> = (0..red.invocations.len())
+    #[allow(clippy::type_complexity)]
+    let chains: Vec<Option<(bool, Vec<String>, Vec<Vec<String>>)>> = (0..red.invocations.len())
         .map(|i| {
             (red.invocations[i].role == Role::Command).then(|| {
                 (
                     plain_chain(&red.invocations, i),
-                    holes_of(&red.invocations, i),
+                    if needs.holes() {
+                        holes_of(&red.invocations, i)
+                    } else {
+                        Vec::new()
+                    },
+                    if needs.words {
+                        wrapper_argvs(&red.invocations, i)
+                    } else {
+                        Vec::new()
+                    },
                 )
             })
         })
@@ -96,14 +107,18 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
                 facts: ModeFacts::default(),
             });
         }
-        let Some((plain, holes)) = chain else {
+        let Some((plain, holes, wrappers)) = chain else {
             continue;
         };
-        let mut read_only = plain
+        // The mode facts matter only under a mode (SPEC §9.3).
+        let moded = ctx.mode().is_some();
+        let mut read_only = moded
+            && plain
             && !inv.program.dynamic
             && inv.exec.is_empty()
             && mode::read_only_command(&inv.program.base, inv.subcommand.as_deref());
-        let mut accept_edits = plain
+        let mut accept_edits = moded
+            && plain
             && !inv.program.dynamic
             && mode::ACCEPT_EDITS_COMMANDS.contains(&inv.program.base.as_str());
         for a in &out.list[files_start..] {
@@ -133,7 +148,12 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions) {
             call_rules: true,
             target: Target::Run {
                 cands,
-                words: inv.words.iter().map(|w| w.text().to_string()).collect(),
+                words: if needs.words {
+                    inv.words.iter().map(|w| w.text().to_string()).collect()
+                } else {
+                    Vec::new()
+                },
+                wrappers,
                 holes,
                 exec: inv.exec,
             },
@@ -174,6 +194,21 @@ fn plain_chain(invs: &[Invocation], i: usize) -> bool {
         cur = inv.parent;
     }
     true
+}
+
+/// The argv of each wrapper around invocation `i`, outermost first.
+fn wrapper_argvs(invs: &[Invocation], i: usize) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut cur = invs.get(i).and_then(|inv| inv.parent);
+    while let Some(inv) = cur.and_then(|k| invs.get(k)) {
+        if inv.role != Role::Wrapper {
+            break;
+        }
+        out.push(inv.words.iter().map(|w| w.text().to_string()).collect());
+        cur = inv.parent;
+    }
+    out.reverse();
+    out
 }
 
 /// The source texts of the dynamic and glob words of invocation `i` and
@@ -299,11 +334,20 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
     // A path whose value is unknown: deny and ask rules that could match
     // it ask; a read is covered by its command's approval (whose `*` had
     // to cover the word), an edit needs an Edit rule that nothing certain
-    // can give. A literal relative path after a `cd` to a directory that
-    // is not known (`cd "$D" && cat key`) is such a path: `$PWD/key`, any
-    // directory.
-    let text = if f.kind != WordKind::Dynamic && !f.text.starts_with('/') {
-        format!("$PWD/{}", f.text)
+    // can give.
+    let text = if f.kind != WordKind::Dynamic && f.path.is_none() {
+        // A literal or glob word left unresolved: a relative path in a
+        // directory `cd` made unknown, so any directory stands before it.
+        let mut t = String::from("${DIR}/");
+        for ch in f.text.chars() {
+            if matches!(ch, '"' | '\'' | '`' | '\\' | '$')
+                || (f.kind != WordKind::Glob && matches!(ch, '*' | '?'))
+            {
+                t.push('\\');
+            }
+            t.push(ch);
+        }
+        t
     } else {
         f.text.clone()
     };

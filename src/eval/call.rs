@@ -60,7 +60,12 @@ impl ToolCall {
                 "call input has both path and file_path (give one)",
             ));
         }
-        for &field in STRING_FIELDS {
+        // (One pass over the input's few keys finds whether any check
+        // fails; the checks then run in their order for the message.)
+        let bad = input
+            .iter()
+            .any(|(k, v)| !v.is_string() && STRING_FIELDS.contains(&k.as_str()));
+        for &field in STRING_FIELDS.iter().filter(|_| bad) {
             if let Some(v) = input.get(field) {
                 if !v.is_string() {
                     return Err(Error::new(
@@ -145,6 +150,32 @@ impl ToolCall {
         ToolCall::new(tool, input)
     }
 
+    /// [`ToolCall::from_json`], taking the value: its input is moved into
+    /// the call, not copied. Same checks, same errors.
+    pub fn from_json_value(mut value: Value) -> Result<ToolCall, Error> {
+        let taken = match &mut value {
+            Value::Object(obj) => {
+                let key = if obj.contains_key("tool") {
+                    "input"
+                } else {
+                    "tool_input"
+                };
+                match obj.get_mut(key) {
+                    Some(Value::Object(m)) => Some(std::mem::take(m)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        // The rest of the value is checked as `from_json` checks it (an
+        // empty input in place of the one taken), then the input.
+        let call = ToolCall::from_json(&value)?;
+        match taken {
+            Some(input) => ToolCall::new(&call.tool, input),
+            None => Ok(call),
+        }
+    }
+
     /// A string input field, if present.
     pub fn str_field(&self, field: &str) -> Option<&str> {
         self.input.get(field).and_then(Value::as_str)
@@ -185,6 +216,27 @@ pub(crate) fn json_type(v: &Value) -> &'static str {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn taking_the_value_checks_as_borrowing_it() {
+        for v in [
+            json!({"tool": "Bash", "input": {"command": "ls"}}),
+            json!({"tool_name": "Task", "tool_input": {"subagent_type": "x"}}),
+            json!({"tool": "Skill", "input": {"skill": "/a"}}),
+            json!({"tool": "Read", "input": {"path": "a", "file_path": "b"}}),
+            json!({"tool": "Read", "input": {"file_path": 3, "path": []}}),
+            json!({"tool": "Bash", "input": "ls"}),
+            json!({"tool": "Bash"}),
+            json!({"tool": "", "input": {"command": 1}}),
+            json!({"tool": "Bash", "tool_name": "Bash", "input": {}}),
+            json!({"input": {}}),
+            json!([1]),
+        ] {
+            let a = ToolCall::from_json(&v).map_err(|e| e.message().to_string());
+            let b = ToolCall::from_json_value(v.clone()).map_err(|e| e.message().to_string());
+            assert_eq!(a, b, "{v}");
+        }
+    }
 
     #[test]
     fn shapes_and_errors() {

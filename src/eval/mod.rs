@@ -173,6 +173,8 @@ pub struct Evaluator {
     roots: Vec<(Arc<str>, Option<String>)>,
     /// The tuff token rules by program and subcommand.
     token_index: tokens::TokenIndex,
+    /// What of a Bash command the rules can use.
+    needs: action::Needs,
 }
 
 impl Evaluator {
@@ -214,6 +216,7 @@ impl Evaluator {
             any_domains: Vec::new(),
             roots: Vec::new(),
             token_index: tokens::TokenIndex::default(),
+            needs: action::Needs::ALL,
         };
         let token_rules: Vec<(u32, &[String])> = e
             .policy
@@ -267,6 +270,10 @@ impl Evaluator {
                 _ => {}
             }
         }
+        e.needs = action::Needs {
+            deny_candidates: !e.could_commands.is_empty(),
+            words: !e.policy.token_rules().is_empty(),
+        };
         Ok(e)
     }
 
@@ -302,12 +309,22 @@ impl Evaluator {
         call: &ToolCall,
         ctx: &EvalContext,
     ) -> Result<Decision<'p>, Error> {
-        let actions = action::derive(call, ctx)?;
-        let roots_ref: Vec<(&str, &str)> = self
-            .roots
+        // Without deny and ask command rules, the widened candidates
+        // could only meet allow rules, which never use them.
+        let actions = action::derive_with(call, ctx, self.needs)?;
+        // The sources' roots are needed only by path actions.
+        let roots_ref: Vec<(&str, &str)> = if actions
+            .list
             .iter()
-            .map(|(n, d)| (&**n, d.as_deref().unwrap_or(ctx.project_dir())))
-            .collect();
+            .any(|a| matches!(a.target, Target::Path { .. }))
+        {
+            self.roots
+                .iter()
+                .map(|(n, d)| (&**n, d.as_deref().unwrap_or(ctx.project_dir())))
+                .collect()
+        } else {
+            Vec::new()
+        };
         let dirs = AnchorDirs {
             home: ctx.home(),
             project: Some(ctx.project_dir()),
@@ -316,15 +333,17 @@ impl Evaluator {
         let mut m = Matches::new();
         let call_ids = self.call_ids(call, &mut m);
         let mut all = Vec::with_capacity(actions.list.len());
+        // One buffer for every action's matches.
+        let mut ids: Vec<(u32, How)> = Vec::new();
         for a in &actions.list {
-            let mut ids: Vec<(u32, How)> = Vec::new();
+            ids.clear();
             if a.call_rules {
                 ids.extend(call_ids.iter().map(|&id| (id, How::Matches)));
             }
             self.match_target(call, a, ctx, &dirs, &mut m, &mut ids);
             all.push(
-                ids.into_iter()
-                    .filter_map(|(id, how)| {
+                ids.iter()
+                    .filter_map(|&(id, how)| {
                         Some(RuleMatch {
                             rule: self.policy.rule(id)?,
                             index: self.policy.input_index(id)?,
@@ -377,6 +396,7 @@ impl Evaluator {
             Target::Run {
                 cands,
                 words,
+                wrappers,
                 holes,
                 exec,
             } => {
@@ -389,33 +409,11 @@ impl Evaluator {
                         }
                     }
                 }
-                // Without dynamic words, only the rules indexed under the
-                // invocation's program and subcommand can match; with them,
-                // any rule may could-match, so all are checked.
                 let mut cands_buf = Vec::new();
-                let token_ids = if holes.is_empty() {
-                    self.token_index.candidates(words, &mut cands_buf);
-                    &cands_buf[..]
-                } else {
-                    self.policy.token_rules()
-                };
-                for &id in token_ids {
-                    if let Some(r) = rule(id) {
-                        if let Pattern::Tokens(t) = &r.pattern {
-                            if !r.governs(tool) {
-                                continue;
-                            }
-                            if tokens::tokens_match(t, words) {
-                                ids.push((id, How::Matches));
-                            } else if !holes.is_empty()
-                                && tokens::tokens_could_match(t, words, &|w| {
-                                    holes.iter().any(|h| h == w)
-                                })
-                            {
-                                ids.push((id, How::Could));
-                            }
-                        }
-                    }
+                self.token_matches(tool, words, holes, false, &mut cands_buf, ids);
+                // A wrapper's own argv: deny and ask token rules only.
+                for argv in wrappers {
+                    self.token_matches(tool, argv, holes, true, &mut cands_buf, ids);
                 }
                 if !holes.is_empty() {
                     let certain: Vec<u32> = ids.iter().map(|&(id, _)| id).collect();
@@ -526,6 +524,46 @@ impl Evaluator {
             },
             Target::DynamicHost => {
                 could_budget(self.could_domains.iter().copied(), ids);
+            }
+        }
+    }
+
+    /// The tuff token rules that match (or, with dynamic words, could
+    /// match) the argv `words`; with `narrowing`, deny and ask rules only.
+    fn token_matches(
+        &self,
+        tool: &str,
+        words: &[String],
+        holes: &[String],
+        narrowing: bool,
+        buf: &mut Vec<u32>,
+        ids: &mut Vec<(u32, How)>,
+    ) {
+        // Without dynamic words, only the rules indexed under the
+        // invocation's program and subcommand can match; with them, any
+        // rule may could-match, so all are checked.
+        let token_ids = if holes.is_empty() {
+            self.token_index.candidates(words, buf);
+            &buf[..]
+        } else {
+            self.policy.token_rules()
+        };
+        for &id in token_ids {
+            let Some(r) = self.policy.rule(id) else {
+                continue;
+            };
+            let Pattern::Tokens(t) = &r.pattern else {
+                continue;
+            };
+            if !r.governs(tool) || (narrowing && r.effect == Effect::Allow) {
+                continue;
+            }
+            if tokens::tokens_match(t, words) {
+                ids.push((id, How::Matches));
+            } else if !holes.is_empty()
+                && tokens::tokens_could_match(t, words, &|w| holes.iter().any(|h| h == w))
+            {
+                ids.push((id, How::Could));
             }
         }
     }

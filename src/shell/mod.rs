@@ -90,6 +90,13 @@ pub struct Reading {
     pub scripts: Vec<Script>,
     /// Why the reading is incomplete; empty when it is complete.
     pub incomplete: Vec<Incomplete>,
+    /// The shell environments commands run in: `envs[e]` is the one `e`
+    /// was forked from (`envs[0] == 0`, the shell given the command line).
+    /// A subshell, a substitution, each command of a pipeline, a list put
+    /// in the background and a script a shell reads each get their own; a
+    /// group or a compound command runs in its list's.
+    #[serde(skip)]
+    pub(crate) envs: Vec<u32>,
 }
 
 impl Reading {
@@ -168,6 +175,10 @@ pub struct Command {
     /// `if` (its first condition excepted), a `case` item, a function body,
     /// or after `||`.
     pub conditional: bool,
+    /// The shell environment it runs in (an index into `Reading::envs`):
+    /// what `cd` changes there lasts for the later commands in it.
+    #[serde(skip)]
+    pub(crate) env: u32,
 }
 
 impl Command {

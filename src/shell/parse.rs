@@ -77,6 +77,8 @@ struct PendingHereDoc {
     quoted: bool,
     script: usize,
     depth: u8,
+    /// The shell environment its owner runs in.
+    env: u32,
 }
 
 /// A shell whose standard input is a pipe from another command.
@@ -94,6 +96,35 @@ struct State {
     /// Words of the simple commands being read (a stack).
     words: Vec<Word>,
     abort: bool,
+}
+
+impl State {
+    /// A new shell environment forked from `parent` (a subshell, a
+    /// substitution, a pipeline element, a background list, a script).
+    fn new_env(&mut self, parent: u32) -> u32 {
+        let id = self.reading.envs.len() as u32;
+        self.reading.envs.push(parent);
+        id
+    }
+
+    /// Moves the commands `cmds..` that run in `env` into a new
+    /// environment forked from it, and the environments created since
+    /// `envs` (as children of `env`) with them: `a | b` and `a &` run in
+    /// subshells, which is known only once the `|` or `&` is read.
+    fn fork_since(&mut self, env: u32, cmds: usize, envs: usize) {
+        let new = self.new_env(env);
+        let end = new as usize;
+        for p in self.reading.envs.get_mut(envs..end).unwrap_or(&mut []) {
+            if *p == env {
+                *p = new;
+            }
+        }
+        for c in self.reading.commands.get_mut(cmds..).unwrap_or(&mut []) {
+            if c.env == env {
+                c.env = new;
+            }
+        }
+    }
 }
 
 impl State {
@@ -162,6 +193,7 @@ pub(super) fn read(command: &str) -> Reading {
                 span: 0..0,
             }],
             incomplete: Vec::new(),
+            envs: vec![0],
         },
         heredocs: Vec::new(),
         active: Vec::new(),
@@ -172,7 +204,7 @@ pub(super) fn read(command: &str) -> Reading {
     if too_long {
         st.fail(Reason::TooLong, 0, text.len()..text.len());
     }
-    read_script(&mut st, &shared, 0, 0, Origin::Top, false);
+    read_script(&mut st, &shared, 0, 0, Origin::Top, false, 0);
     st.reading
 }
 
@@ -185,6 +217,7 @@ fn read_script(
     depth: u8,
     origin: Origin,
     cond: bool,
+    env: u32,
 ) {
     let src = text.as_bytes();
     let feeds_before = st.feeds.len();
@@ -198,6 +231,7 @@ fn read_script(
         depth,
         origin,
         cond,
+        env,
         st,
     };
     let stop = p.list(S_EOF, Connector::None);
@@ -253,7 +287,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         let Some(cmd) = st.reading.commands.get(shell) else {
             continue;
         };
-        let (depth, cond, span) = (cmd.depth, cmd.conditional, cmd.span.clone());
+        let (depth, cond, span, env) = (cmd.depth, cmd.conditional, cmd.span.clone(), cmd.env);
         // A here-document or here-string on the shell itself wins over a pipe.
         let own = cmd.redirections.iter().rev().find_map(|r| match r.op {
             RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => {
@@ -280,7 +314,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         match input {
             Ok((kind, text, at)) => {
                 let n_before = st.reading.commands.len();
-                nested_script(st, text, kind, script, at, depth, cond);
+                nested_script(st, text, kind, script, at, (depth, cond, env));
                 let n = st.reading.commands.len() - n_before;
                 st.rotate_into(shell + 1, n);
             }
@@ -296,8 +330,7 @@ fn nested_script(
     kind: ScriptKind,
     parent: usize,
     span: Range<usize>,
-    depth: u8,
-    cond: bool,
+    (depth, cond, env): (u8, bool, u32),
 ) {
     if depth >= MAX_DEPTH {
         st.stop(Reason::TooDeep, parent, span);
@@ -311,7 +344,9 @@ fn nested_script(
         parent: Some(parent),
         span,
     });
-    read_script(st, &text, idx, depth + 1, Origin::Script, cond);
+    // A shell is a process of its own: what it changes stays in it.
+    let env = st.new_env(env);
+    read_script(st, &text, idx, depth + 1, Origin::Script, cond, env);
 }
 
 /// The shell options before the first operand: does it read `-c`'s script,
@@ -352,9 +387,11 @@ fn program_base(c: &Command) -> Option<&str> {
     if w.is_dynamic() {
         return None;
     }
-    Some(match w.text().rfind('/') {
-        Some(i) => &w.text()[i + 1..],
-        None => w.text(),
+    let t = w.text();
+    // (A byte scan: names are short, and `/` is ASCII.)
+    Some(match t.bytes().rposition(|b| b == b'/') {
+        Some(i) => t.get(i + 1..).unwrap_or(""),
+        None => t,
     })
 }
 
@@ -577,6 +614,9 @@ struct Parser<'s, 'st> {
     depth: u8,
     origin: Origin,
     cond: bool,
+    /// The shell environment commands read now run in (an index into
+    /// [`Reading::envs`]).
+    env: u32,
     st: &'st mut State,
 }
 
@@ -670,6 +710,27 @@ impl<'s> Parser<'s, '_> {
     /// The reserved word at the cursor, if one stands there as a word.
     fn keyword(&self) -> Option<(Kw, usize)> {
         let rest = self.src.get(self.pos..self.end)?;
+        // Every keyword starts with one of these bytes: most words are
+        // turned away here.
+        if !matches!(
+            rest.first(),
+            Some(
+                b'i' | b't'
+                    | b'e'
+                    | b'f'
+                    | b'w'
+                    | b'u'
+                    | b'd'
+                    | b's'
+                    | b'c'
+                    | b'{'
+                    | b'}'
+                    | b'!'
+                    | b'['
+            )
+        ) {
+            return None;
+        }
         // The word at the cursor, if it is short enough to be a keyword.
         let len = rest.iter().take(9).take_while(|&&b| !is_meta(b)).count();
         if len == 0 || len > 8 {
@@ -760,12 +821,17 @@ impl<'s> Parser<'s, '_> {
                 }
                 _ => {}
             }
+            let (cmds, envs) = (self.st.reading.commands.len(), self.st.reading.envs.len());
             self.and_or(conn);
             count += 1;
             if self.st.abort {
                 return None;
             }
             self.skip_blanks();
+            if self.peek() == Some(b'&') && self.peek_at(1) != Some(b'&') {
+                // `list &` runs in a subshell.
+                self.st.fork_since(self.env, cmds, envs);
+            }
             match self.peek() {
                 Some(b';') if matches!(self.peek_at(1), Some(b';' | b'&')) => {
                     if stop & S_CASE_END != 0 {
@@ -854,6 +920,8 @@ impl<'s> Parser<'s, '_> {
             self.skip_blanks();
         }
         self.time_before_compound();
+        let (cmds, envs) = (self.st.reading.commands.len(), self.st.reading.envs.len());
+        let mut first = true;
         let mut prev = self.command(conn);
         loop {
             if self.st.abort {
@@ -867,12 +935,21 @@ impl<'s> Parser<'s, '_> {
             } else {
                 return;
             };
+            // Each command of a pipeline runs in a subshell.
+            if first {
+                self.st.fork_since(self.env, cmds, envs);
+                first = false;
+            }
             let at = self.pos;
             self.pos += if c == Connector::PipeAll { 2 } else { 1 };
             if !self.need_command(at..self.pos) {
                 return;
             }
+            let (cmds, envs) = (self.st.reading.commands.len(), self.st.reading.envs.len());
             let cur = self.command(c);
+            if !self.st.abort {
+                self.st.fork_since(self.env, cmds, envs);
+            }
             if let Some(i) = cur
                 && reads_stdin_script(&self.st.reading.commands[i])
             {
@@ -943,7 +1020,10 @@ impl<'s> Parser<'s, '_> {
                     return None;
                 }
                 self.pos += 1;
+                let saved = self.env;
+                self.env = self.st.new_env(saved);
                 let r = self.list_counted(S_RPAREN, conn);
+                self.env = saved;
                 self.depth -= 1;
                 match r {
                     Some((_, 0)) => {
@@ -1469,7 +1549,7 @@ impl<'s> Parser<'s, '_> {
             } else {
                 target.text().as_bytes().to_vec()
             };
-            let (script, depth) = (self.script, self.depth);
+            let (script, depth, env) = (self.script, self.depth, self.env);
             self.st.heredocs.push(PendingHereDoc {
                 owner: None,
                 insert_at: 0,
@@ -1479,6 +1559,7 @@ impl<'s> Parser<'s, '_> {
                 quoted,
                 script,
                 depth,
+                env,
             });
         }
         Some(Redirection {
@@ -1563,9 +1644,11 @@ impl<'s> Parser<'s, '_> {
             // substitutions in place; they run before the owner.
             let n_before = self.st.reading.commands.len();
             let (saved_pos, saved_end, saved_depth) = (self.pos, self.end, self.depth);
+            let saved_env = self.env;
             self.pos = body_start;
             self.end = body_end;
             self.depth = h.depth;
+            self.env = h.env;
             let mut out = Vec::new();
             let mut lx = Lexed {
                 start: body_start,
@@ -1575,6 +1658,7 @@ impl<'s> Parser<'s, '_> {
             self.pos = saved_pos;
             self.end = saved_end;
             self.depth = saved_depth;
+            self.env = saved_env;
             if self.st.abort {
                 return;
             }
@@ -1737,6 +1821,7 @@ impl<'s> Parser<'s, '_> {
             origin: self.origin,
             depth: self.depth,
             conditional: self.cond,
+            env: self.env,
         };
         // `eval` of dynamic text, `source`/`.` of a file named at run time.
         if let Some(base) = program_base(&cmd) {
@@ -1772,15 +1857,14 @@ impl<'s> Parser<'s, '_> {
         if let Some(script) = shell_c {
             match script {
                 Some(w) if !w.is_dynamic() => {
-                    let (d, c, s) = (self.depth, self.cond, self.script);
+                    let (d, c, s, e) = (self.depth, self.cond, self.script, self.env);
                     nested_script(
                         self.st,
                         w.text().to_string(),
                         ScriptKind::ShellArgument,
                         s,
                         w.span,
-                        d,
-                        c,
+                        (d, c, e),
                     );
                 }
                 Some(w) => self.fail(Reason::DynamicScript, w.span),
@@ -2147,11 +2231,13 @@ impl<'s> Parser<'s, '_> {
         if !self.enter(at) {
             return None;
         }
-        let (saved_origin, saved_cond) = (self.origin, self.cond);
+        let (saved_origin, saved_cond, saved_env) = (self.origin, self.cond, self.env);
         self.origin = origin;
+        self.env = self.st.new_env(saved_env);
         let r = self.list(S_RPAREN | S_EOF, Connector::None);
         self.origin = saved_origin;
         self.cond = saved_cond;
+        self.env = saved_env;
         self.depth -= 1;
         match r {
             Some(S_RPAREN) => {
@@ -2206,6 +2292,7 @@ impl<'s> Parser<'s, '_> {
             }
             let text: Arc<str> = Arc::from(String::from_utf8_lossy(&text).as_ref());
             let (parent, depth, cond) = (self.script, self.depth - 1, self.cond);
+            let env = self.st.new_env(self.env);
             let idx = self.st.reading.scripts.len();
             self.st.reading.scripts.push(Script {
                 text: Arc::clone(&text),
@@ -2213,16 +2300,27 @@ impl<'s> Parser<'s, '_> {
                 parent: Some(parent),
                 span: at..close + 1,
             });
-            read_script(self.st, &text, idx, depth + 1, Origin::Substitution, cond);
+            read_script(
+                self.st,
+                &text,
+                idx,
+                depth + 1,
+                Origin::Substitution,
+                cond,
+                env,
+            );
         } else {
             let (saved_end, saved_origin, saved_cond) = (self.end, self.origin, self.cond);
+            let saved_env = self.env;
             self.end = close;
             self.origin = Origin::Substitution;
+            self.env = self.st.new_env(saved_env);
             self.pos = at + 1;
             let r = self.list(S_EOF, Connector::None);
             self.end = saved_end;
             self.origin = saved_origin;
             self.cond = saved_cond;
+            self.env = saved_env;
             if r.is_none() {
                 self.depth -= 1;
                 return None;

@@ -6,6 +6,9 @@
 //! option; `--user=root` or `--user root`). To teach toolgate a program, add
 //! a row here; the code reading the rows does not change.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 /// How a wrapper finds the command it runs (SPEC §8.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Runs {
@@ -418,9 +421,67 @@ pub static WRAPPERS: &[Wrapper] = &[
     },
 ];
 
+/// Every name of a table's rows with its row: a lookup is one hash probe,
+/// not a scan of every row's names (the tables are asked for each command
+/// read).
+struct NameIndex(std::sync::OnceLock<HashMap<&'static str, usize, BuildHasherDefault<Fnv>>>);
+
+/// FNV-1a: the keys are the tables' own names (fixed, short), so a
+/// seeded hash buys nothing and std's SipHash costs more than the lookup
+/// it serves; the standard library offers no other `Hasher`.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+impl NameIndex {
+    const fn new() -> NameIndex {
+        NameIndex(std::sync::OnceLock::new())
+    }
+
+    /// The first row of `rows` that `names` gives `name`.
+    fn find<T>(
+        &self,
+        rows: &'static [T],
+        names: fn(&T) -> &'static [&'static str],
+        name: &str,
+    ) -> Option<&'static T> {
+        let index = self.0.get_or_init(|| {
+            let mut m = HashMap::default();
+            for (i, row) in rows.iter().enumerate() {
+                for &n in names(row) {
+                    // Of two rows naming a program, the first wins (as a
+                    // scan would find it).
+                    m.entry(n).or_insert(i);
+                }
+            }
+            m
+        });
+        index.get(name).and_then(|&i| rows.get(i))
+    }
+}
+
+static WRAPPER_INDEX: NameIndex = NameIndex::new();
+static SUBCOMMAND_INDEX: NameIndex = NameIndex::new();
+static FILE_INDEX: NameIndex = NameIndex::new();
+static NETWORK_INDEX: NameIndex = NameIndex::new();
+
 /// The wrapper of this name, if it is one.
 pub fn wrapper(name: &str) -> Option<&'static Wrapper> {
-    WRAPPERS.iter().find(|w| w.names.contains(&name))
+    WRAPPER_INDEX.find(WRAPPERS, |w| w.names, name)
 }
 
 /// Shells: with `-c` (or a short cluster holding `c`) they run a script.
@@ -556,7 +617,7 @@ pub static SUBCOMMAND_TABLES: &[SubcommandTable] = &[
 
 /// The subcommand table of this program, if it has one.
 pub fn subcommand_table(name: &str) -> Option<&'static SubcommandTable> {
-    SUBCOMMAND_TABLES.iter().find(|t| t.names.contains(&name))
+    SUBCOMMAND_INDEX.find(SUBCOMMAND_TABLES, |t| t.names, name)
 }
 
 /// What a program's operands are (SPEC §8.5).
@@ -1039,7 +1100,7 @@ pub static FILE_PROGRAMS: &[FileProgram] = &[
 
 /// The file table of this program, if it has one.
 pub fn file_program(name: &str) -> Option<&'static FileProgram> {
-    FILE_PROGRAMS.iter().find(|p| p.names.contains(&name))
+    FILE_INDEX.find(FILE_PROGRAMS, |p| p.names, name)
 }
 
 /// Interpreters whose inline-code option executes arbitrary code (SPEC
@@ -1223,7 +1284,7 @@ pub static NETWORK_PROGRAMS: &[NetworkProgram] = &[
 
 /// The network table of this program, if it has one.
 pub fn network_program(name: &str) -> Option<&'static NetworkProgram> {
-    NETWORK_PROGRAMS.iter().find(|p| p.names.contains(&name))
+    NETWORK_INDEX.find(NETWORK_PROGRAMS, |p| p.names, name)
 }
 
 /// Paths that name no file (SPEC §8.1).
@@ -1293,4 +1354,29 @@ pub fn short_alias(program: &str, subcommand: &str, long: &str) -> Option<char> 
         .iter()
         .find(|(p, s, l, _)| *p == program && (s.is_empty() || *s == subcommand) && *l == name)
         .map(|a| a.3)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The indexed lookups find the row a scan of the table finds.
+    #[test]
+    fn index_agrees_with_a_scan() {
+        fn check<T>(rows: &'static [T], names: fn(&T) -> &'static [&'static str], find: fn(&str) -> Option<&'static T>) {
+            for row in rows {
+                for &n in names(row) {
+                    let scan = rows.iter().find(|r| names(r).contains(&n));
+                    assert!(std::ptr::eq(find(n).unwrap(), scan.unwrap()), "{n}");
+                }
+            }
+            for n in ["", "gitx", "zz", "a", "~"] {
+                assert!(find(n).is_none(), "{n}");
+            }
+        }
+        check(WRAPPERS, |w| w.names, wrapper);
+        check(SUBCOMMAND_TABLES, |t| t.names, subcommand_table);
+        check(FILE_PROGRAMS, |p| p.names, file_program);
+        check(NETWORK_PROGRAMS, |p| p.names, network_program);
+    }
 }

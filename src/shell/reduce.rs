@@ -109,6 +109,19 @@ pub struct Program {
     pub dynamic: bool,
 }
 
+/// Whether a program word names a program in a system directory.
+fn in_system_dir(w: &Word) -> bool {
+    !w.is_dynamic()
+        && w.text()
+            .rsplit_once('/')
+            .is_some_and(|(d, _)| programs::SYSTEM_DIRS.contains(&d))
+}
+
+/// A program name's basename.
+fn basename(name: &str) -> &str {
+    name.rsplit_once('/').map_or(name, |(_, b)| b)
+}
+
 impl Program {
     fn of(w: Option<&Word>) -> Program {
         let Some(w) = w else {
@@ -226,8 +239,17 @@ pub struct Invocation {
 
 /// Reduces every command of a reading. Never panics.
 pub fn invocations(reading: &Reading) -> Reduction {
-    let mut ctx = Ctx::default();
-    reduce_reading(&mut ctx, reading, 0, None, 0);
+    invocations_with(reading, true)
+}
+
+/// [`invocations`]; without `deny_candidates`, the candidates that serve
+/// deny and ask rules only are not built (for a policy that has none).
+pub(crate) fn invocations_with(reading: &Reading, deny_candidates: bool) -> Reduction {
+    let mut ctx = Ctx {
+        deny_candidates,
+        ..Ctx::default()
+    };
+    reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
     let complete = reading.is_complete()
         && ctx.scripts.iter().all(Reading::is_complete)
         && ctx.out.iter().all(|i| i.gaps.is_empty());
@@ -242,6 +264,8 @@ pub fn invocations(reading: &Reading) -> Reduction {
 struct Ctx {
     out: Vec<Invocation>,
     scripts: Vec<Reading>,
+    /// Build the candidates that serve deny and ask rules only.
+    deny_candidates: bool,
 }
 
 /// Where a chain's words came from, for source texts.
@@ -254,8 +278,15 @@ struct Origin<'a> {
     sourced: bool,
 }
 
-fn reduce_reading(ctx: &mut Ctx, reading: &Reading, idx: usize, parent: Option<usize>, depth: u8) {
-    let dirs = directories(reading);
+fn reduce_reading(
+    ctx: &mut Ctx,
+    reading: &Reading,
+    idx: usize,
+    parent: Option<usize>,
+    depth: u8,
+    start: &Dir,
+) {
+    let dirs = directories(reading, start);
     let mut actions: Vec<Option<usize>> = Vec::with_capacity(reading.commands.len());
     for (ci, c) in reading.commands.iter().enumerate() {
         let origin = Origin {
@@ -264,7 +295,7 @@ fn reduce_reading(ctx: &mut Ctx, reading: &Reading, idx: usize, parent: Option<u
             command: ci,
             sourced: true,
         };
-        let dir = dirs.get(ci).cloned().unwrap_or_else(Dir::start);
+        let dir = dirs.get(ci).cloned().unwrap_or(Dir::Unknown);
         let d = c.depth.saturating_add(depth);
         // A command of a script a shell reads (`sh -c`, a here-document, a
         // pipe) belongs to that shell: the nearest command before it in the
@@ -350,15 +381,16 @@ fn chain(
     let mut script: Option<Result<String, Gap>> = None;
     let mut replace: Option<String> = None;
     loop {
-        let prog = cur.get(start).cloned();
-        let p = Program::of(prog.as_ref());
+        let prog = cur.get(start);
+        let p_dynamic = prog.is_some_and(Word::is_dynamic);
+        let p_base = prog.map_or("", |w| basename(w.text()));
         let mut layer = Layer {
             own: Vec::new(),
             wrapper: None,
             bare: true,
             feeds: false,
             start: if sourced {
-                prog.as_ref().map(|w| w.span.start)
+                prog.map(|w| w.span.start)
             } else {
                 None
             },
@@ -375,10 +407,11 @@ fn chain(
             break;
         }
         let nested = !layers.is_empty();
-        let wrapper = if p.dynamic {
+        let shell = !p_dynamic && programs::SHELLS.contains(&p_base);
+        let wrapper = if p_dynamic {
             None
         } else {
-            programs::wrapper(&p.base)
+            programs::wrapper(p_base)
         };
         if let Some(wr) = wrapper {
             layer.wrapper = Some(wr);
@@ -420,8 +453,13 @@ fn chain(
             layers.push(layer);
             break;
         }
-        layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
-        if !p.dynamic && programs::SHELLS.contains(&p.base.as_str()) && nested {
+        // The last layer takes the words (no copy when it is all of them).
+        layer.own = if start == 0 {
+            std::mem::take(&mut cur)
+        } else {
+            cur.get(start..).unwrap_or(&[]).to_vec()
+        };
+        if shell && nested {
             script = shell_script(&layer.own, c);
         }
         layers.push(layer);
@@ -436,10 +474,10 @@ fn chain(
     // The action's files, hosts and executing options.
     let last = layers.len() - 1;
     if let Some(l) = layers.last_mut() {
-        let p = Program::of(l.own.first());
-        if !p.dynamic {
-            files::scan(&p.base, &l.own, &mut l.found);
-            if programs::SHELLS.contains(&p.base.as_str()) {
+        if let Some(w) = l.own.first().filter(|w| !w.is_dynamic()) {
+            let base = basename(w.text());
+            files::scan(base, &l.own, &mut l.found);
+            if programs::SHELLS.contains(&base) {
                 shell_file(&l.own, &mut l.found);
             }
         }
@@ -448,7 +486,13 @@ fn chain(
     let mut env_assignments: Vec<Assignment> = c.assignments.clone();
     let first_idx = ctx.out.len();
     for (j, l) in layers.iter_mut().enumerate() {
-        let words: Vec<Word> = l.own.clone();
+        // The action's words move into its invocation (the candidates
+        // read them there); a wrapper's are copied (they are its own).
+        let words: Vec<Word> = if j == last {
+            std::mem::take(&mut l.own)
+        } else {
+            l.own.clone()
+        };
         let role = if j == last {
             Role::Command
         } else {
@@ -504,6 +548,7 @@ fn chain(
             &inv.words,
             form.as_deref(),
             alt.as_deref(),
+            ctx.deny_candidates,
         );
         inv.candidates = cands;
     }
@@ -518,7 +563,7 @@ fn chain(
                     let reading = super::read(&text);
                     let idx = ctx.scripts.len() + 1;
                     ctx.scripts.push(Reading::default());
-                    reduce_reading(ctx, &reading, idx, Some(action), d);
+                    reduce_reading(ctx, &reading, idx, Some(action), d, dir);
                     if let Some(slot) = ctx.scripts.get_mut(idx - 1) {
                         *slot = reading;
                     }
@@ -528,8 +573,8 @@ fn chain(
         }
     }
     // `find -exec` commands.
-    let action_words = ctx.out[action].words.clone();
     if matches!(ctx.out[action].program.base.as_str(), "find" | "gfind") {
+        let action_words = ctx.out[action].words.clone();
         let mut i = 1;
         while i < action_words.len() {
             let w = &action_words[i];
@@ -1110,7 +1155,7 @@ enum Basename {
 }
 
 fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     for a in s.assignments {
         if !out.is_empty() {
             out.push(' ');
@@ -1121,32 +1166,42 @@ fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
     let base_of = |w: &Word| match s.basename {
         Basename::No => false,
         Basename::All => true,
-        Basename::System => Program::of(Some(w)).system_dir,
+        Basename::System => in_system_dir(w),
     };
     // Past a wrapper that feeds it arguments, the action's trailing
     // arguments word is not part of the text as written.
     let fed = layers.iter().take(last).skip(s.from).any(|l| l.feeds);
+    let emit = |out: &mut String, k: usize, w: &Word| {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        push_word(out, w, k == 0 && base_of(w));
+    };
     for (j, l) in layers.iter().enumerate().skip(s.from) {
-        let words: Vec<&Word> = if j == last {
-            let mut v: Vec<&Word> = match s.form {
-                Some(f) => f.to_vec(),
-                None => action_words.iter().collect(),
-            };
-            if fed
-                && v.last()
-                    .is_some_and(|w| w.text() == ARGUMENTS && w.span.is_empty())
-            {
-                v.pop();
+        if j != last {
+            for (k, w) in l.own.iter().enumerate() {
+                emit(&mut out, k, w);
             }
-            v
-        } else {
-            l.own.iter().collect()
+            continue;
+        }
+        let at = |k: usize| -> Option<&Word> {
+            match s.form {
+                Some(f) => f.get(k).copied(),
+                None => action_words.get(k),
+            }
         };
-        for (k, w) in words.iter().enumerate() {
-            if !out.is_empty() {
-                out.push(' ');
+        let mut n = s.form.map_or(action_words.len(), <[&Word]>::len);
+        if fed
+            && n.checked_sub(1)
+                .and_then(at)
+                .is_some_and(|w| w.text() == ARGUMENTS && w.span.is_empty())
+        {
+            n -= 1;
+        }
+        for k in 0..n {
+            if let Some(w) = at(k) {
+                emit(&mut out, k, w);
             }
-            push_word(&mut out, w, k == 0 && base_of(w));
         }
     }
     out
@@ -1168,29 +1223,49 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
         .map(|r| r.span.start - from..r.span.end - from)
         .collect();
     cut.sort_by_key(|r| r.start);
+    // Runs of other bytes are copied whole; the text is split only at
+    // ASCII bytes and at redirection spans, so on character boundaries.
+    let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
     let mut blank = false;
-    let mut chars = text.char_indices().peekable();
-    while let Some((i, ch)) = chars.next() {
-        if cut.iter().any(|r| r.contains(&i)) {
+    let mut run: Option<usize> = None;
+    let mut next_cut = 0;
+    let mut i = 0;
+    let flush = |out: &mut String, run: &mut Option<usize>, i: usize| {
+        if let Some(s) = run.take() {
+            out.push_str(text.get(s..i).unwrap_or(""));
+        }
+    };
+    while let Some(&b) = bytes.get(i) {
+        if let Some(r) = cut.get(next_cut).filter(|r| i >= r.start) {
+            flush(&mut out, &mut run, i);
             blank = true;
+            i = i.max(r.end);
+            next_cut += 1;
             continue;
         }
         // A line continuation joins the lines it splits.
-        if ch == '\\' && chars.peek().is_some_and(|&(_, n)| n == '\n') {
-            chars.next();
+        if b == b'\\' && bytes.get(i + 1) == Some(&b'\n') {
+            flush(&mut out, &mut run, i);
+            i += 2;
             continue;
         }
-        if ch == ' ' || ch == '\t' || ch == '\n' {
+        if matches!(b, b' ' | b'\t' | b'\n') {
+            flush(&mut out, &mut run, i);
             blank = true;
+            i += 1;
             continue;
         }
-        if blank && !out.is_empty() {
-            out.push(' ');
+        if run.is_none() {
+            if blank && !out.is_empty() {
+                out.push(' ');
+            }
+            blank = false;
+            run = Some(i);
         }
-        blank = false;
-        out.push(ch);
+        i += 1;
     }
+    flush(&mut out, &mut run, bytes.len());
     Some(out)
 }
 
@@ -1201,6 +1276,7 @@ fn candidates(
     action_words: &[Word],
     form: Option<&[&Word]>,
     alt: Option<&[&Word]>,
+    deny_candidates: bool,
 ) -> Vec<Candidate> {
     let mut out: Vec<Candidate> = Vec::new();
     let mut add = |text: String, for_allow: bool| {
@@ -1231,14 +1307,17 @@ fn candidates(
     };
     // Skip the shapes that cannot differ from others (no path to reduce,
     // no assignment to strip, no form).
+    // (The action's words are in its invocation, not in its layer.)
     let programs = || {
         layers
             .iter()
+            .take(layers.len() - 1)
             .filter_map(|l| l.own.first())
+            .chain(action_words.first())
             .filter(|w| !w.is_dynamic())
     };
     let any_path = programs().any(|w| w.text().contains('/'));
-    let any_system = programs().any(|w| Program::of(Some(w)).system_dir);
+    let any_system = programs().any(in_system_dir);
     let allow_bases: &[Basename] = if any_system {
         &[Basename::No, Basename::System]
     } else {
@@ -1270,18 +1349,30 @@ fn candidates(
     }
     // Source texts.
     let any_fed_before = |j: usize| layers.iter().take(j).any(|l| l.feeds);
-    if let (Some(src), true) = (source_text(origin, c, c.span.start), top) {
-        add(src, true);
+    if top {
+        if let Some(src) = source_text(origin, c, c.span.start) {
+            add(src, true);
+        }
     }
     for (j, l) in layers.iter().enumerate() {
         if let Some(start) = l.start {
+            // The whole command's text, when nothing stands before its
+            // first word, is the one just added.
+            if top && j == 0 && start == c.span.start {
+                continue;
+            }
+            let allow =
+                j <= transparent && !any_fed_before(j) && assignments.iter().all(safe_assignment);
+            if !allow && !deny_candidates {
+                continue;
+            }
             if let Some(src) = source_text(origin, c, start) {
-                let allow = j <= transparent
-                    && !any_fed_before(j)
-                    && assignments.iter().all(safe_assignment);
                 add(src, allow);
             }
         }
+    }
+    if !deny_candidates {
+        return out;
     }
     // Deny and ask: every combination.
     let none: &[Assignment] = &[];
@@ -1321,115 +1412,91 @@ fn candidates(
 }
 
 /// The directory each command of a reading runs in (SPEC §13: `cd` and
-/// `pushd` affect the later commands of the same sequential list at the
-/// same nesting level).
-fn directories(r: &Reading) -> Vec<Dir> {
+/// `pushd` affect the later commands of the same shell).
+///
+/// Each command runs in a shell environment of the reading; an
+/// environment starts in the directory its parent is in when its first
+/// command runs (commands are in execution order), and a `cd` changes its
+/// own environment's directory only: `(cd x); cat b` reads `b`, `{ cd x;
+/// }; cat b` reads `x/b`. A `cd` that control flow decides on (in an `if`
+/// body, a loop, a `case` item, a function, after `||`), and an `eval` or
+/// `source`, which may run one, leave the directory unknown: later
+/// relative paths are dynamic. `start` is the directory the reading's
+/// shell starts in (a script a wrapper runs starts in its wrapper's).
+fn directories(r: &Reading, start: &Dir) -> Vec<Dir> {
     let mut out = Vec::with_capacity(r.commands.len());
-    // The `cd`s in effect, innermost last.
-    let mut stack: Vec<CdScope> = Vec::new();
-    for (i, c) in r.commands.iter().enumerate() {
-        // A scope ends with a command less deep, or with a `)` closing the
-        // subshell it was in (`(cd a); (cat k)`), seen in the text between
-        // the commands of its script (substitutions' `$(` not counted).
-        while let Some(top) = stack.last_mut() {
-            if top.depth > c.depth {
-                stack.pop();
-                continue;
-            }
-            if top.script == c.script {
-                let gap = r
-                    .scripts
-                    .get(c.script)
-                    .and_then(|s| s.text.get(top.end..c.span.start))
-                    .unwrap_or("");
-                let mut prev = b' ';
-                let mut closed = false;
-                for b in gap.bytes() {
-                    match b {
-                        b'(' if !matches!(prev, b'$' | b'<' | b'>') => top.balance += 1,
-                        b')' => top.balance -= 1,
-                        _ => {}
-                    }
-                    if top.balance < 0 {
-                        if c.depth > top.depth {
-                            // A `case` pattern's `)`, inside a deeper body.
-                            top.balance = 0;
-                        } else {
-                            closed = true;
-                            break;
-                        }
-                    }
-                    prev = b;
-                }
-                top.end = top.end.max(c.span.end);
-                if closed {
-                    stack.pop();
-                    continue;
-                }
-            }
-            break;
-        }
-        let here = stack
-            .last()
-            .map(|t| t.dir.clone())
-            .unwrap_or_else(Dir::start);
+    // The directory of each environment, once one of its commands ran.
+    let mut dirs: Vec<Option<Dir>> = vec![None; r.envs.len().max(1)];
+    for c in &r.commands {
+        let env = c.env as usize;
+        let here = env_dir(r, &mut dirs, env, start);
         out.push(here.clone());
-        let name = c
-            .words
-            .first()
-            .filter(|w| !w.is_dynamic())
-            .map(|w| w.text());
-        let Some(name @ ("cd" | "pushd" | "popd")) = name else {
+        let Some(w) = c.words.first().filter(|w| !w.is_dynamic()) else {
             continue;
         };
-        // A `cd` in a pipeline or in the background changes nothing after it.
-        let piped = matches!(c.connector, Connector::Pipe | Connector::PipeAll)
-            || r.commands[i + 1..]
-                .iter()
-                .find(|n| n.depth == c.depth && n.script == c.script)
-                .is_some_and(|n| {
-                    matches!(
-                        n.connector,
-                        Connector::Pipe | Connector::PipeAll | Connector::Background
-                    )
-                });
-        if piped {
-            continue;
-        }
-        let target = c.words[1..]
-            .iter()
-            .find(|w| w.is_dynamic() || !w.text().starts_with('-') || w.text() == "-");
-        let next = if name == "popd" || (name == "pushd" && target.is_none()) {
-            Dir::Unknown
-        } else {
-            here.cd(target)
-        };
-        match stack.last_mut() {
-            Some(top) if top.depth == c.depth && top.script == c.script => {
-                top.end = c.span.end;
-                top.dir = next;
+        let name = w.text();
+        let next = match name {
+            "cd" | "pushd" | "popd" => {
+                let target = c.words[1..]
+                    .iter()
+                    .find(|w| w.is_dynamic() || !w.text().starts_with('-') || w.text() == "-");
+                if name == "popd" || (name == "pushd" && target.is_none()) || c.conditional {
+                    Dir::Unknown
+                } else {
+                    here.cd(target)
+                }
             }
-            _ => stack.push(CdScope {
-                depth: c.depth,
-                script: c.script,
-                end: c.span.end,
-                balance: 0,
-                dir: next,
-            }),
+            "eval" | "source" | "." => Dir::Unknown,
+            "command" | "builtin" | "time"
+                if c.words.get(1).is_some_and(|w| {
+                    w.is_dynamic()
+                        || matches!(w.text(), "cd" | "pushd" | "popd" | "eval" | "source" | ".")
+                }) =>
+            {
+                Dir::Unknown
+            }
+            _ => continue,
+        };
+        if let Some(slot) = dirs.get_mut(env) {
+            *slot = Some(next);
         }
     }
     out
 }
 
-/// A directory `cd` set, and how far its list has been followed.
-struct CdScope {
-    depth: u8,
-    script: usize,
-    /// The end of the last command of its script seen.
-    end: usize,
-    /// Parentheses opened minus closed since the `cd`.
-    balance: i32,
-    dir: Dir,
+/// The directory environment `env` is in now (set from its parent's the
+/// first time it is asked for).
+fn env_dir(r: &Reading, dirs: &mut [Option<Dir>], env: usize, start: &Dir) -> Dir {
+    // The chain of environments up to one whose directory is set (or the
+    // top); bounded, since a chain cannot be longer than the environments.
+    let mut chain = Vec::new();
+    let mut cur = env;
+    let mut found = start.clone();
+    for _ in 0..=dirs.len() {
+        match dirs.get(cur) {
+            Some(Some(d)) => {
+                found = d.clone();
+                break;
+            }
+            Some(None) => {}
+            None => {
+                found = Dir::Unknown;
+                break;
+            }
+        }
+        chain.push(cur);
+        let parent = r.envs.get(cur).map_or(0, |&p| p as usize);
+        if parent == cur {
+            break;
+        }
+        cur = parent;
+    }
+    for e in chain {
+        if let Some(slot) = dirs.get_mut(e) {
+            *slot = Some(found.clone());
+        }
+    }
+    found
 }
 
 /// Resolves file paths against the directory.
