@@ -239,7 +239,16 @@ fn corpus_rules_commands_paths_tools_domains() {
             )
             .build(rules.clone())
             .expect("corpus compiles with small limits");
-        vec![("default", default), ("image", image), ("split", split)]
+        let lazy = Policy::builder()
+            .configure(Config::one_shot())
+            .build(rules.clone())
+            .expect("corpus builds lazily");
+        vec![
+            ("default", default),
+            ("image", image),
+            ("split", split),
+            ("lazy", lazy),
+        ]
     };
     eprintln!("compiled in {:?}", t.elapsed());
 

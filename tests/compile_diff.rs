@@ -41,6 +41,9 @@ fn configs() -> Vec<(&'static str, Config)> {
                 .latch_size_limit(1)
                 .split_budget(0),
         ),
+        // The lazy engine: regex rules compiled on first need, skipped by
+        // their literal prefix or suffix.
+        ("lazy", Config::one_shot()),
     ]
 }
 
@@ -53,10 +56,10 @@ fn policies(rules: &[Rule]) -> Vec<(String, Policy)> {
             .configure(cfg)
             .build(rules.to_vec())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        if name == "default" {
+        if name == "default" || name == "lazy" {
             let bytes = p.matchers_to_bytes();
             let loaded = Policy::from_image(rules.to_vec(), &bytes).expect("image loads");
-            out.push(("image".to_string(), loaded));
+            out.push((format!("{name} image"), loaded));
         }
         out.push((name.to_string(), p));
     }

@@ -20,8 +20,9 @@
 //! error, never a panic. An image built on a big-endian machine does not
 //! load on a little-endian one, and the other way round.
 
+use super::lazy::{LazyRule, LazyRules};
 use super::matcher::{Auto, KindMatcher, Slow};
-use super::{AnchorKey, Config, PathMatcher, Policy};
+use super::{AnchorKey, Config, Deferred, PathMatcher, Policy};
 use crate::error::{Error, ErrorKind};
 use crate::rule::Rule;
 use regex_automata::dfa::dense;
@@ -31,7 +32,7 @@ use std::sync::Arc;
 const MAGIC: &[u8; 8] = b"toolgate";
 const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
 fn image_error(msg: impl Into<String>) -> Error {
@@ -375,6 +376,53 @@ impl KindMatcher {
     }
 }
 
+fn write_lazy(w: &mut Writer, l: &LazyRules) {
+    match l.term {
+        None => {
+            w.u8(0);
+            w.u8(0);
+        }
+        Some(t) => {
+            w.u8(1);
+            w.u8(t);
+        }
+    }
+    w.len(l.rules.len());
+    for r in &l.rules {
+        w.u32(r.id);
+        w.u8(u8::from(r.rev));
+        w.bytes(r.src.as_bytes());
+    }
+}
+
+/// Reads deferred rules; their literals are derived again and whether
+/// they fail closed comes from the rules' effects, not from the image.
+fn read_lazy(r: &mut Reader<'_>, rules: &[Rule]) -> Result<LazyRules, Error> {
+    let term = match (r.u8()?, r.u8()?) {
+        (0, _) => None,
+        (1, t) => Some(t),
+        _ => return Err(image_error("image has an invalid terminator")),
+    };
+    let n = r.len()?;
+    let mut out = LazyRules {
+        term,
+        rules: Vec::with_capacity(n),
+    };
+    for _ in 0..n {
+        let id = r.u32()?;
+        let rev = r.u8()? != 0;
+        let src = r.str()?;
+        let rule = rules
+            .get(id as usize)
+            .ok_or_else(|| image_error("image names a rule id out of range"))?;
+        let fail_closed = rule.effect != crate::rule::Effect::Allow;
+        let l = LazyRule::new(id, rev, src, fail_closed)
+            .ok_or_else(|| image_error("image holds a deferred rule that is too long"))?;
+        out.rules.push(l);
+    }
+    Ok(out)
+}
+
 /// A fingerprint of an ordered rule list: what an image was built from.
 fn fingerprint(rules: &[Rule]) -> u64 {
     let mut text = String::new();
@@ -420,20 +468,26 @@ impl Policy {
         let fp = fingerprint(&self.rules);
         w.buf.extend_from_slice(&fp.to_le_bytes());
         w.len(self.rules.len());
+        let none = LazyRules::default();
         write_matcher(&mut w, &self.command);
+        write_lazy(&mut w, &self.deferred.command);
         for pm in [&self.read, &self.edit] {
             w.len(pm.groups.len());
-            for (k, m) in &pm.groups {
+            for (i, (k, m)) in pm.groups.iter().enumerate() {
                 write_key(&mut w, k);
                 write_matcher(&mut w, m);
+                write_lazy(&mut w, pm.lazy.get(i).unwrap_or(&none));
             }
         }
         write_matcher(&mut w, &self.domain);
+        write_lazy(&mut w, &self.deferred.domain);
         write_matcher(&mut w, &self.tool);
+        write_lazy(&mut w, &self.deferred.tool);
         w.len(self.fields.len());
-        for (f, m) in &self.fields {
+        for (i, (f, m)) in self.fields.iter().enumerate() {
             w.bytes(f.as_bytes());
             write_matcher(&mut w, m);
+            write_lazy(&mut w, self.deferred.fields.get(i).unwrap_or(&none));
         }
         w.ids(&self.tokens);
         frame(KIND_POLICY, w.buf)
@@ -457,24 +511,37 @@ impl Policy {
         }
         let n = rules.len() as u32;
         let cfg = Config::new();
+        let mut deferred = Deferred::default();
         let command = read_matcher(&mut r, n, &cfg)?;
+        deferred.command = read_lazy(&mut r, &rules)?;
         let mut paths = Vec::new();
         for _ in 0..2 {
             let g = r.len()?;
             let mut groups = Vec::with_capacity(g);
+            let mut lazy = Vec::with_capacity(g);
             for _ in 0..g {
                 let k = read_key(&mut r)?;
                 groups.push((k, read_matcher(&mut r, n, &cfg)?));
+                lazy.push(read_lazy(&mut r, &rules)?);
             }
-            paths.push(PathMatcher { groups });
+            if lazy.iter().all(LazyRules::is_empty) {
+                lazy.clear();
+            }
+            paths.push(PathMatcher { groups, lazy });
         }
         let domain = read_matcher(&mut r, n, &cfg)?;
+        deferred.domain = read_lazy(&mut r, &rules)?;
         let tool = read_matcher(&mut r, n, &cfg)?;
+        deferred.tool = read_lazy(&mut r, &rules)?;
         let f = r.len()?;
         let mut fields = Vec::with_capacity(f);
         for _ in 0..f {
             let name = r.str()?.to_string();
             fields.push((name, read_matcher(&mut r, n, &cfg)?));
+            deferred.fields.push(read_lazy(&mut r, &rules)?);
+        }
+        if deferred.fields.iter().all(LazyRules::is_empty) {
+            deferred.fields.clear();
         }
         let tokens = r.ids(n)?;
         if r.pos != payload.len() {
@@ -492,6 +559,7 @@ impl Policy {
             tool,
             fields,
             tokens,
+            deferred,
         })
     }
 }
