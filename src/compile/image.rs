@@ -32,10 +32,12 @@ use std::sync::Arc;
 const MAGIC: &[u8; 8] = b"toolgate";
 const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
+/// A whole precompiled policy (`crate::policy::image`).
+pub(crate) const KIND_COMPILED: &[u8; 8] = b"compiled";
 const VERSION: u32 = 2;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
-fn image_error(msg: impl Into<String>) -> Error {
+pub(crate) fn image_error(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Image, msg)
 }
 
@@ -73,22 +75,26 @@ pub(crate) fn checksum(data: &[u8]) -> u64 {
     x ^ (x >> 31)
 }
 
+/// Little-endian writer of an image payload.
 #[derive(Default)]
-struct Writer {
-    buf: Vec<u8>,
+pub(crate) struct Writer {
+    pub(crate) buf: Vec<u8>,
 }
 
 impl Writer {
-    fn u8(&mut self, x: u8) {
+    pub(crate) fn u8(&mut self, x: u8) {
         self.buf.push(x);
     }
-    fn u32(&mut self, x: u32) {
+    pub(crate) fn u32(&mut self, x: u32) {
         self.buf.extend_from_slice(&x.to_le_bytes());
     }
-    fn len(&mut self, x: usize) {
+    pub(crate) fn u64(&mut self, x: u64) {
+        self.buf.extend_from_slice(&x.to_le_bytes());
+    }
+    pub(crate) fn len(&mut self, x: usize) {
         self.u32(x as u32);
     }
-    fn bytes(&mut self, b: &[u8]) {
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.len(b.len());
         self.buf.extend_from_slice(b);
     }
@@ -105,13 +111,17 @@ impl Writer {
     }
 }
 
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+/// Validating reader of an image payload.
+pub(crate) struct Reader<'a> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+    pub(crate) fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader { buf, pos: 0 }
+    }
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
         let end = self
             .pos
             .checked_add(n)
@@ -121,15 +131,20 @@ impl<'a> Reader<'a> {
         self.pos = end;
         Ok(s)
     }
-    fn u8(&mut self) -> Result<u8, Error> {
+    pub(crate) fn u8(&mut self) -> Result<u8, Error> {
         Ok(self.take(1)?[0])
     }
-    fn u32(&mut self) -> Result<u32, Error> {
+    pub(crate) fn u32(&mut self) -> Result<u32, Error> {
         let mut w = [0u8; 4];
         w.copy_from_slice(self.take(4)?);
         Ok(u32::from_le_bytes(w))
     }
-    fn len(&mut self) -> Result<usize, Error> {
+    pub(crate) fn u64(&mut self) -> Result<u64, Error> {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(w))
+    }
+    pub(crate) fn len(&mut self) -> Result<usize, Error> {
         let n = self.u32()? as usize;
         // Every counted item takes at least one byte.
         if n > self.buf.len() - self.pos.min(self.buf.len()) {
@@ -137,7 +152,7 @@ impl<'a> Reader<'a> {
         }
         Ok(n)
     }
-    fn bytes(&mut self) -> Result<&'a [u8], Error> {
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], Error> {
         let n = self.len()?;
         self.take(n)
     }
@@ -153,7 +168,7 @@ impl<'a> Reader<'a> {
         }
         Ok(v)
     }
-    fn str(&mut self) -> Result<&'a str, Error> {
+    pub(crate) fn str(&mut self) -> Result<&'a str, Error> {
         std::str::from_utf8(self.bytes()?).map_err(|_| image_error("image holds invalid UTF-8"))
     }
     fn align8(&mut self) -> Result<(), Error> {
@@ -304,7 +319,7 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
     })
 }
 
-fn frame(kind: &[u8; 8], payload: Vec<u8>) -> Vec<u8> {
+pub(crate) fn frame(kind: &[u8; 8], payload: Vec<u8>) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(kind);
@@ -316,7 +331,7 @@ fn frame(kind: &[u8; 8], payload: Vec<u8>) -> Vec<u8> {
     out
 }
 
-fn unframe<'a>(kind: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8], Error> {
+pub(crate) fn unframe<'a>(kind: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8], Error> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(image_error("not a toolgate image"));
     }

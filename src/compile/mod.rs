@@ -58,7 +58,7 @@
 //! in BENCHMARKS.md.
 
 mod glob;
-mod image;
+pub(crate) mod image;
 mod lazy;
 mod lower;
 mod matcher;
