@@ -82,6 +82,28 @@ impl LazyRule {
         })
     }
 
+    /// A rule read back from an image, with the literal recorded there
+    /// (`None` when the regex is too long to be deferred).
+    pub(crate) fn with_literal(
+        id: u32,
+        rev: bool,
+        src: &str,
+        lit: &[u8],
+        fail_closed: bool,
+    ) -> Option<LazyRule> {
+        if src.len() > LAZY_MAX_REGEX {
+            return None;
+        }
+        Some(LazyRule {
+            id,
+            rev,
+            lit: lit.into(),
+            src: src.into(),
+            fail_closed,
+            compiled: OnceLock::new(),
+        })
+    }
+
     /// Whether the literal fits `hay` (followed by `term`, forward).
     #[inline]
     fn fits(&self, hay: &[u8], term: Option<u8>) -> bool {
@@ -179,8 +201,15 @@ pub(crate) fn build(
 /// construct it does not know ends the literal, and a top-level
 /// alternation empties both.
 pub(crate) fn literal_ends(re: &str) -> (String, String) {
-    // Top-level items: Some(char) for a literal character, None otherwise.
-    let mut items: Vec<Option<char>> = Vec::new();
+    // Top-level items, in one pass: the literal characters before the
+    // first other item, and those after the last one.
+    let mut ends = Ends {
+        prefix: String::new(),
+        open: true,
+        suffix: String::new(),
+    };
+    // Whether the last item was a literal (a quantifier would take it).
+    let mut last_literal = false;
     let b = re.as_bytes();
     let mut i = 0;
     let mut depth = 0usize;
@@ -190,16 +219,19 @@ pub(crate) fn literal_ends(re: &str) -> (String, String) {
         if c == b'\\' {
             // `\x{H}` is a character; any other escape is not understood.
             let lit = re.get(i..).and_then(parse_hex_escape);
+            let top = depth == 0 && class == 0;
             match lit {
                 Some((ch, len)) => {
-                    if depth == 0 && class == 0 {
-                        items.push(Some(ch));
+                    if top {
+                        ends.item(Some(ch));
+                        last_literal = true;
                     }
                     i += len;
                 }
                 None => {
-                    if depth == 0 && class == 0 {
-                        items.push(None);
+                    if top {
+                        ends.item(None);
+                        last_literal = false;
                     }
                     i += 2;
                 }
@@ -213,7 +245,8 @@ pub(crate) fn literal_ends(re: &str) -> (String, String) {
                 _ => {}
             }
             if class == 0 && depth == 0 {
-                items.push(None);
+                ends.item(None);
+                last_literal = false;
             }
             i += 1;
             continue;
@@ -227,28 +260,36 @@ pub(crate) fn literal_ends(re: &str) -> (String, String) {
                 }
                 depth -= 1;
                 if depth == 0 {
-                    items.push(None);
+                    ends.item(None);
+                    last_literal = false;
                 }
             }
             b'|' if depth == 0 => return (String::new(), String::new()),
             b'*' | b'+' | b'?' | b'{' if depth == 0 => {
                 // A quantifier makes the item before it optional.
-                if let Some(last) = items.last_mut() {
-                    *last = None;
+                if last_literal {
+                    ends.suffix.pop();
+                    if ends.open {
+                        ends.prefix.pop();
+                    }
                 }
-                items.push(None);
+                ends.item(None);
+                last_literal = false;
             }
             _ if depth == 0 => {
                 if c.is_ascii() && !b".^$#&-~ \t\n\r".contains(&c) {
-                    items.push(Some(c as char));
+                    ends.item(Some(c as char));
+                    last_literal = true;
                 } else if !c.is_ascii() {
                     // A whole UTF-8 character as it is.
                     let ch = re.get(i..).and_then(|s| s.chars().next());
-                    items.push(ch);
+                    ends.item(ch);
+                    last_literal = ch.is_some();
                     i += ch.map_or(1, char::len_utf8);
                     continue;
                 } else {
-                    items.push(None);
+                    ends.item(None);
+                    last_literal = false;
                 }
             }
             _ => {}
@@ -258,10 +299,33 @@ pub(crate) fn literal_ends(re: &str) -> (String, String) {
     if depth != 0 || class != 0 {
         return (String::new(), String::new());
     }
-    let prefix: String = items.iter().map_while(|x| *x).collect();
-    let mut suffix: Vec<char> = items.iter().rev().map_while(|x| *x).collect();
-    suffix.reverse();
-    (prefix, suffix.into_iter().collect())
+    (ends.prefix, ends.suffix)
+}
+
+/// The literal ends of a regex being scanned.
+struct Ends {
+    prefix: String,
+    /// No other item was seen yet.
+    open: bool,
+    suffix: String,
+}
+
+impl Ends {
+    /// A top-level item: a literal character, or anything else (`None`).
+    fn item(&mut self, ch: Option<char>) {
+        match ch {
+            Some(c) => {
+                if self.open {
+                    self.prefix.push(c);
+                }
+                self.suffix.push(c);
+            }
+            None => {
+                self.open = false;
+                self.suffix.clear();
+            }
+        }
+    }
 }
 
 /// `\x{H…}` at the start of `s`: the character and the escape's length.

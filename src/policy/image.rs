@@ -242,7 +242,10 @@ impl PolicyImage {
         if r.pos != payload.len() {
             return Err(image_error("image has trailing bytes"));
         }
-        let compiled = Policy::from_image(policy.rules().to_vec(), matchers)?;
+        // The rules were read from this checksummed image, written with
+        // the matchers by this very build: their fingerprint need not be
+        // computed again (the costliest part of a load).
+        let compiled = Policy::from_image_checked(policy.rules().to_vec(), matchers, false)?;
         Ok(PolicyImage {
             build,
             recipe,
