@@ -33,12 +33,8 @@ fn toolgate(args: &[&str], stdin: &str, cwd: &Path, env: &[(&str, &str)]) -> Out
         cmd.env(k, v);
     }
     let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    // A refusal before reading stdin may close the pipe first.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
     child.wait_with_output().unwrap()
 }
 
@@ -251,6 +247,38 @@ fn a_corrupt_or_truncated_image_is_refused() {
     version[16] = 99;
     std::fs::write(&image, &version).unwrap();
     refused(&dir, &[], "format version 99");
+}
+
+/// The README shows what `compile` prints and how a stale image is
+/// refused: the same words the binary prints.
+#[test]
+fn readme_shows_what_compile_prints() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .expect("README.md");
+    let (dir, _) = compiled("readme");
+    let out = toolgate(
+        &[
+            "compile",
+            "--policy",
+            ".claude/settings.json",
+            "-o",
+            "policy.tgimage",
+        ],
+        "",
+        &dir,
+        &[],
+    );
+    let said = text(&out.stderr);
+    let line = said.lines().last().unwrap();
+    let upto_size = &line[..line.rfind('(').unwrap()];
+    assert!(readme.contains(upto_size), "README lacks {upto_size:?}");
+    std::fs::write(dir.join(".claude/settings.json"), "{}").unwrap();
+    let out = toolgate(&["eval", "--policy", "policy.tgimage"], CALLS[0], &dir, &[]);
+    let said = text(&out.stderr)
+        .replace(dir.to_str().unwrap(), "/home/me/app")
+        .trim()
+        .to_string();
+    assert!(readme.contains(&said), "README lacks {said:?}");
 }
 
 #[test]

@@ -81,8 +81,11 @@ fn compile(args: &Args) -> Result<String, Error> {
     let image = PolicyImage::new(&recipe, policy, compiled);
     let bytes = image.to_bytes()?;
     write_atomic(&args.output, &bytes)?;
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
     Ok(format!(
-        "compiled {rules} rules ({files} files read or looked for) into {} ({} bytes)",
+        "compiled {rules} rule{} ({files} file{} read or looked for) into {} ({} bytes)",
+        plural(rules),
+        plural(files),
         args.output.display(),
         bytes.len()
     ))
