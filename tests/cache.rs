@@ -239,3 +239,23 @@ fn no_cache_writes_nothing() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("\"allow\""));
     assert!(s.entries().is_empty());
 }
+
+#[test]
+fn a_cache_others_can_write_is_not_read() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Setup::new("shared", &["Bash(git status)"]);
+    assert_eq!(s.hook("git status", None).0, "allow");
+    let mode = std::fs::metadata(&s.cache).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "the cache directory is private");
+    std::fs::set_permissions(&s.cache, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let before = s.entries();
+    assert_eq!(s.hook("git status", None).0, "allow");
+    assert_ne!(s.entries(), before, "rebuilt, not read");
+    // A world-writable entry in a private directory is not read either.
+    std::fs::set_permissions(&s.cache, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let entry = s.entries()[0].0.clone();
+    std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let before = s.entries();
+    assert_eq!(s.hook("git status", None).0, "allow");
+    assert_ne!(s.entries(), before);
+}

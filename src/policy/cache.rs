@@ -11,7 +11,10 @@
 //! each make a fresh image. Anything else — a corrupt or truncated entry,
 //! another build's — is ignored and replaced. Entries are written to a
 //! temporary file and renamed into place, so a reader never sees half of
-//! one. A cache that cannot be written costs speed, never an answer.
+//! one. A cache that cannot be written costs speed, never an answer. On
+//! Unix an entry is read only when neither it nor the directory can have
+//! been written by another user (created `0700`; not group- or
+//! world-writable, and owned by this user).
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -74,6 +77,9 @@ impl ImageCache {
     /// The fresh entry of `recipe`, if there is one.
     pub fn load(&self, recipe: &str) -> Option<(LoadedPolicy, Policy)> {
         let path = self.entry(recipe);
+        if !private(&self.dir) || !private(&path) {
+            return None;
+        }
         let bytes = std::fs::read(&path).ok()?;
         let name = path.display().to_string();
         let image = PolicyImage::from_bytes(&bytes, &name).ok()?;
@@ -114,6 +120,38 @@ impl ImageCache {
     }
 }
 
+/// Whether only this user can have written `path`: on Unix, it is not
+/// writable by group or others and (where `/proc/self` tells this
+/// process's user) owned by this user. An image holds a policy; one
+/// another user could have planted must not decide anything.
+#[cfg(unix)]
+fn private(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = std::fs::metadata(path) else {
+        return false;
+    };
+    let me = std::fs::metadata("/proc/self").map(|p| p.uid()).ok();
+    m.mode() & 0o022 == 0 && me.is_none_or(|uid| uid == m.uid())
+}
+
+#[cfg(not(unix))]
+fn private(_path: &Path) -> bool {
+    true
+}
+
+/// Creates `dir` (and its parents), readable and writable by this user
+/// only when it is new.
+fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    let mut b = std::fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir)
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// renamed into place (creating the directory).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
@@ -128,7 +166,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::fs::create_dir_all(&dir).map_err(|e| io("create its directory", e))?;
+    create_private_dir(&dir).map_err(|e| io("create its directory", e))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
