@@ -259,3 +259,33 @@ fn a_cache_others_can_write_is_not_read() {
     assert_eq!(s.hook("git status", None).0, "allow");
     assert_ne!(s.entries(), before);
 }
+
+#[test]
+fn eval_uses_the_cache_too() {
+    let s = Setup::new("eval", &["Bash(git status)"]);
+    let run = || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["eval", "--claude-settings", "--project-dir"])
+            .arg(&s.project)
+            .env("HOME", &s.home)
+            .env("TOOLGATE_CACHE_DIR", &s.cache)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(br#"{"tool":"Bash","input":{"command":"git status"}}"#);
+        let out = child.wait_with_output().unwrap();
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    assert!(run().contains(r#""decision":"allow""#));
+    let stored = s.entries();
+    assert_eq!(stored.len(), 1);
+    assert!(run().contains(r#""decision":"allow""#));
+    assert_eq!(s.entries(), stored, "loaded, not rebuilt");
+    s.write("settings.local.json", &[], &["Bash(git status)"]);
+    assert!(run().contains(r#""decision":"deny""#));
+}

@@ -931,3 +931,62 @@ fn read_rule(r: &mut Reader<'_>, names: &[Arc<str>]) -> Result<Rule, Error> {
         reason,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::Config;
+
+    fn sample() -> PolicyImage {
+        let mut p = LoadedPolicy::new();
+        p.add_settings_text(
+            r#"{"permissions": {"allow": ["Bash(git *)", "Read(src/**)", "mcp__db", 3],
+                "ask": ["WebFetch(domain:*.example.com)"],
+                "deny": ["Bash(rm -rf *)", "Edit(//etc/[a-c]*)", "Agent(Explore)"]},
+                "additionalDirectories": ["~/notes"], "defaultMode": "plan"}"#,
+            "s.json",
+            None,
+            SourceKind::Settings,
+            SourceRoot::Dir("/p".into()),
+        )
+        .unwrap();
+        p.add_rule(Effect::Deny, "Bash(curl *)").unwrap();
+        let c = Policy::builder()
+            .configure(Config::one_shot())
+            .build(p.rules().to_vec())
+            .unwrap();
+        PolicyImage::new("recipe", p, c)
+    }
+
+    #[test]
+    fn round_trip_keeps_everything() {
+        let img = sample();
+        let back = PolicyImage::from_bytes(&img.to_bytes().unwrap(), "x").unwrap();
+        assert_eq!(back.policy(), img.policy());
+        assert_eq!(back.recipe(), "recipe");
+        assert!(!back.policy().warnings().is_empty());
+    }
+
+    proptest::proptest! {
+        /// Any change to the payload, checksummed again so that it gets
+        /// past the frame, is decoded or refused, never a panic.
+        #[test]
+        fn a_damaged_payload_never_panics(
+            edits in proptest::collection::vec((0usize..1 << 20, 0u8..=255), 1..6),
+            cut in proptest::option::of(0usize..1 << 20),
+        ) {
+            let bytes = sample().to_bytes().unwrap();
+            let header = 40;
+            let mut payload = bytes[header..].to_vec();
+            for (at, b) in edits {
+                let i = at % payload.len();
+                payload[i] = b;
+            }
+            if let Some(c) = cut {
+                payload.truncate(c % (payload.len() + 1));
+            }
+            let framed = frame(KIND_COMPILED, payload);
+            let _ = PolicyImage::from_bytes(&framed, "x");
+        }
+    }
+}
