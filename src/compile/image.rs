@@ -425,6 +425,7 @@ fn read_lazy(r: &mut Reader<'_>, rules: &[Rule]) -> Result<LazyRules, Error> {
     let mut out = LazyRules {
         term,
         rules: Vec::with_capacity(n),
+        cfg: Config::new(),
     };
     for _ in 0..n {
         let id = r.u32()?;

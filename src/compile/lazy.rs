@@ -129,6 +129,8 @@ impl LazyRule {
 pub(crate) struct LazyRules {
     pub(crate) term: Option<u8>,
     pub(crate) rules: Vec<LazyRule>,
+    /// The limits rules are compiled within.
+    pub(crate) cfg: Config,
 }
 
 impl LazyRules {
@@ -149,7 +151,7 @@ impl LazyRules {
             }
             let compiled = r
                 .compiled
-                .get_or_init(|| strategy::build_slow(&r.src, r.rev, r.id, &Config::new()).ok());
+                .get_or_init(|| strategy::build_slow(&r.src, r.rev, r.id, &self.cfg).ok());
             let hit = match compiled {
                 Some(s) => {
                     let h: &[u8] = if s.rev {
@@ -185,6 +187,7 @@ pub(crate) fn build(
     let mut lazy = LazyRules {
         term,
         rules: Vec::new(),
+        cfg: cfg.clone(),
     };
     let mut eager = Vec::new();
     for &(id, rev, re) in pats {
@@ -359,6 +362,25 @@ mod tests {
             let (p, s) = literal_ends(re);
             assert_eq!((p.as_str(), s.as_str()), (*pre, *suf), "{re}");
         }
+    }
+
+    #[test]
+    fn a_rule_that_cannot_compile_fails_closed() {
+        // An NFA limit nothing fits: the deny rule (fail closed) matches
+        // what its literal fits, the allow rule nothing.
+        let cfg = Config::new().nfa_size_limit(1);
+        let pats = [
+            (0, false, "git\\x{20}(?s-u:.)*x"),
+            (1, false, "git(?s-u:.)*"),
+        ];
+        let (lazy, eager) = build(&pats, None, |id| id == 0, &cfg).unwrap();
+        assert!(eager.is_empty());
+        let mut m = Matches::new();
+        lazy.find_into(b"git status", &mut m);
+        assert_eq!(m.ids, [0]);
+        m.ids.clear();
+        lazy.find_into(b"ls", &mut m);
+        assert!(m.ids.is_empty());
     }
 
     #[test]
