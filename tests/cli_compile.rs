@@ -157,6 +157,32 @@ fn an_image_answers_as_its_sources_do() {
     );
 }
 
+#[test]
+fn explain_and_lint_read_an_image() {
+    let (dir, _) = compiled("others");
+    let out = toolgate(
+        &[
+            "explain",
+            "--policy",
+            "policy.tgimage",
+            "--bash",
+            "git status",
+        ],
+        "",
+        &dir,
+        &[],
+    );
+    assert!(
+        text(&out.stdout).contains("decision: allow"),
+        "{}",
+        text(&out.stdout)
+    );
+    let out = toolgate(&["lint", "--policy", "policy.tgimage"], "", &dir, &[]);
+    let said = text(&out.stdout);
+    assert!(!said.contains("load-error"), "{said}");
+    assert!(said.contains("0 errors"), "{said}");
+}
+
 /// Runs the hook and `eval` on a broken image: both refuse, naming it.
 fn refused(dir: &Path, env: &[(&str, &str)], why: &str) {
     let out = toolgate(
