@@ -484,8 +484,20 @@ impl Policy {
     /// same rule list again and checks that it is the one the image was
     /// built from).
     pub fn matchers_to_bytes(&self) -> Vec<u8> {
+        self.matchers_to_bytes_with(true)
+    }
+
+    /// [`Policy::matchers_to_bytes`]; without `with_fingerprint` the
+    /// fingerprint of the rules is left 0, for an image whose loader reads
+    /// the rules from the same checksummed bytes and does not compare it
+    /// ([`Policy::from_image_checked`] without `check_rules`).
+    pub(crate) fn matchers_to_bytes_with(&self, with_fingerprint: bool) -> Vec<u8> {
         let mut w = Writer::default();
-        let fp = fingerprint(&self.rules);
+        let fp = if with_fingerprint {
+            fingerprint(&self.rules)
+        } else {
+            0
+        };
         w.buf.extend_from_slice(&fp.to_le_bytes());
         w.len(self.rules.len());
         let none = LazyRules::default();

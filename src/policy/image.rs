@@ -212,7 +212,9 @@ impl PolicyImage {
         w.bytes(self.build.as_bytes());
         w.bytes(self.recipe.as_bytes());
         write_policy(&mut w, &self.policy)?;
-        let matchers = self.compiled.matchers_to_bytes();
+        // Loading reads the rules from these same bytes and does not
+        // compare their fingerprint (see `decode`): none is computed.
+        let matchers = self.compiled.matchers_to_bytes_with(false);
         w.bytes(&matchers);
         Ok(frame(KIND_COMPILED, w.buf))
     }
