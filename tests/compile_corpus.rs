@@ -245,12 +245,17 @@ fn corpus_rules_commands_paths_tools_domains() {
             .expect("corpus compiles with sparse tables");
         let sparse_image = Policy::from_image(rules.clone(), &sparse.matchers_to_bytes())
             .expect("sparse image loads");
+        let lazy = Policy::builder()
+            .configure(Config::one_shot())
+            .build(rules.clone())
+            .expect("corpus builds lazily");
         vec![
             ("default", default),
             ("image", image),
             ("split", split),
             ("sparse", sparse),
             ("sparse image", sparse_image),
+            ("lazy", lazy),
         ]
     };
     eprintln!("compiled in {:?}", t.elapsed());

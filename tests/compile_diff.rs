@@ -44,6 +44,9 @@ fn configs() -> Vec<(&'static str, Config)> {
                 .latch_size_limit(1)
                 .split_budget(0),
         ),
+        // The lazy engine: regex rules compiled on first need, skipped by
+        // their literal prefix or suffix.
+        ("lazy", Config::one_shot()),
     ]
 }
 
@@ -56,7 +59,7 @@ fn policies(rules: &[Rule]) -> Vec<(String, Policy)> {
             .configure(cfg)
             .build(rules.to_vec())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        if name == "default" || name == "sparse" {
+        if name == "default" || name == "sparse" || name == "lazy" {
             let bytes = p.matchers_to_bytes();
             let loaded = Policy::from_image(rules.to_vec(), &bytes).expect("image loads");
             out.push((format!("{name} image"), loaded));

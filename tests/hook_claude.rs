@@ -46,6 +46,11 @@ pub fn run_hook(
     let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
         .args(args)
         .env_clear()
+        // The image cache stays out of the fixtures' home directories.
+        .env(
+            "TOOLGATE_CACHE_DIR",
+            std::env::temp_dir().join(format!("toolgate-hook-cases-{}", std::process::id())),
+        )
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .current_dir(dir)
         .stdin(Stdio::piped())

@@ -21,11 +21,14 @@ use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use super::policy_args::PolicyArgs;
+use super::policy_args::{Compiling, PolicyArgs};
 use crate::Error;
+use crate::compile::Config;
 use crate::error::ErrorKind;
 use crate::eval::call::ToolCall;
 use crate::eval::{Decision, EvalContext, Evaluator, Verdict};
+use crate::policy::ClaudeRoots;
+use crate::policy::cache::ImageCache;
 use crate::policy::{LoadedPolicy, PermissionMode};
 
 /// Lines per chunk: read, evaluated in parallel, written, then the next.
@@ -42,6 +45,11 @@ pub struct Args {
     /// stderr.
     #[arg(long)]
     pub summary: bool,
+    /// Do not use the image cache ($TOOLGATE_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/toolgate, else ~/.cache/toolgate): compile the
+    /// policy on every run.
+    #[arg(long)]
+    pub no_cache: bool,
     /// The calls, one JSON object a line (stdin if absent or `-`).
     #[arg(value_name = "CALLS.jsonl")]
     pub calls: Option<PathBuf>,
@@ -193,6 +201,42 @@ pub fn load_policy(policy: &PolicyArgs, ctx: &ContextArgs) -> Result<LoadedPolic
         eprintln!("toolgate: warning: {w}");
     }
     Ok(loaded)
+}
+
+/// The evaluator of a run: the policy of [`load_policy`], compiled — or a
+/// precompiled image given alone, or the image cache's fresh entry (unless
+/// `no_cache`). The load's warnings go to stderr.
+pub fn load_evaluator(
+    policy: &PolicyArgs,
+    ctx: &ContextArgs,
+    no_cache: bool,
+) -> Result<(LoadedPolicy, Evaluator), Error> {
+    if policy.is_empty() {
+        return Err(Error::new(
+            ErrorKind::Call,
+            "no policy given (use --policy FILE, --claude-settings, --tuff ID or --allow/--ask/--deny RULE)",
+        ));
+    }
+    let project = match ctx.project_dir.as_ref().or(ctx.cwd.as_ref()) {
+        Some(p) => PathBuf::from(p),
+        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+    };
+    let how = Compiling {
+        config: Config::new(),
+        engine: "default",
+        cache: if no_cache {
+            None
+        } else {
+            ImageCache::from_env()
+        },
+    };
+    let roots = ClaudeRoots::system(project.clone());
+    let (loaded, compiled) = policy.load_compiled(&roots, &[project], &how)?;
+    for w in loaded.warnings() {
+        eprintln!("toolgate: warning: {w}");
+    }
+    let evaluator = Evaluator::with_compiled(&loaded, compiled)?;
+    Ok((loaded, evaluator))
 }
 
 /// One line's result, as the summary needs it.
@@ -405,14 +449,7 @@ struct Summary {
 
 /// Runs `eval`.
 pub fn run(args: Args) -> ExitCode {
-    let policy = match load_policy(&args.policy, &args.context) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("toolgate: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let evaluator = match Evaluator::new(&policy) {
+    let (policy, evaluator) = match load_evaluator(&args.policy, &args.context, args.no_cache) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("toolgate: {e}");

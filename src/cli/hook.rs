@@ -25,14 +25,15 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value, json};
 
 use crate::Error;
+use crate::ToolCall;
 use crate::Verdict;
-use crate::cli::policy_args::PolicyArgs;
-use crate::compile::Config;
+use crate::cli::policy_args::{Compiling, PolicyArgs};
+use crate::compile::{Config, Policy};
 use crate::error::ErrorKind;
 use crate::eval::{EvalContext, Evaluator};
 use crate::hook::{self, claude, codex, cursor, redact::redact};
+use crate::policy::cache::ImageCache;
 use crate::policy::{ClaudeRoots, LoadedPolicy};
-use crate::{Effect, ToolCall};
 
 /// The harnesses a hook answers.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,6 +101,11 @@ pub struct HookOpts {
     /// redacted).
     #[arg(long, value_name = "FILE")]
     pub log: Option<PathBuf>,
+    /// Do not use the image cache ($TOOLGATE_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/toolgate, else ~/.cache/toolgate): load and compile
+    /// the policy on every call.
+    #[arg(long)]
+    pub no_cache: bool,
 }
 
 /// Arguments of `hook`.
@@ -383,9 +389,8 @@ fn evaluate_with(
     tuff_starts: &[PathBuf],
     decide: impl FnOnce(&Evaluator, &EvalContext) -> Result<Evaluated, Error>,
 ) -> Result<Evaluated, Error> {
-    let policy = load_policy(&opts.policy, project, tuff_starts)?;
-    // A hook answers one call and exits: build no shared automata.
-    let evaluator = Evaluator::with_config(&policy, Config::one_shot())?;
+    let (policy, compiled) = load_policy(opts, project, tuff_starts)?;
+    let evaluator = Evaluator::with_compiled(&policy, compiled)?;
     let project_str = project.to_str().ok_or_else(|| {
         Error::new(
             ErrorKind::Call,
@@ -402,7 +407,12 @@ fn evaluate_with(
         ctx = ctx.with_home(&home)?;
     }
     let ctx = evaluator.with_policy_dirs(ctx)?;
-    decide(&evaluator, &ctx)
+    let answer = decide(&evaluator, &ctx)?;
+    // The process exits once the answer is out: freeing the policy's
+    // thousands of allocations first would only delay it.
+    std::mem::forget(evaluator);
+    std::mem::forget(policy);
+    Ok(answer)
 }
 
 /// A non-empty directory from the environment.
@@ -412,42 +422,36 @@ fn env_dir(var: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The hook's policy: the settings hierarchy of `project`, the `--policy`
-/// files, the installed tuff policies (searched from each of `tuff_starts`
-/// in turn), then the rules on the command line — the order
-/// [`PolicyArgs::load`] uses.
+/// The hook's policy and its compiled matchers: the settings hierarchy of
+/// `project`, the `--policy` files, the installed tuff policies (searched
+/// from each of `tuff_starts` in turn), then the rules on the command line
+/// — the order [`PolicyArgs::load`] uses. A precompiled image given alone
+/// loads as it is; otherwise the image cache is used unless `--no-cache`.
+/// A hook answers one call and exits: it compiles with
+/// [`Config::one_shot`], which builds no automaton it will not walk.
 fn load_policy(
-    args: &PolicyArgs,
+    opts: &HookOpts,
     project: &Path,
     tuff_starts: &[PathBuf],
-) -> Result<LoadedPolicy, Error> {
-    if args.is_empty() {
+) -> Result<(LoadedPolicy, Policy), Error> {
+    if opts.policy.is_empty() {
         return Err(Error::new(
             ErrorKind::Policy,
             "the hook has no policy: give --policy FILE, --claude-settings, --tuff ID \
              or --allow/--ask/--deny RULE",
         ));
     }
-    let mut p = LoadedPolicy::new();
-    if args.claude_settings {
-        p.add_claude_settings(&ClaudeRoots::system(project.to_path_buf()))?;
-    }
-    for file in &args.policy {
-        p.add_file(file)?;
-    }
-    for id in &args.tuff {
-        p.add_installed_tuff(tuff_starts, &args.dir_prefix, id)?;
-    }
-    for (effect, rules) in [
-        (Effect::Deny, &args.deny),
-        (Effect::Ask, &args.ask),
-        (Effect::Allow, &args.allow),
-    ] {
-        for rule in rules {
-            p.add_rule(effect, rule)?;
-        }
-    }
-    Ok(p)
+    let how = Compiling {
+        config: Config::one_shot(),
+        engine: "one-shot",
+        cache: if opts.no_cache {
+            None
+        } else {
+            ImageCache::from_env()
+        },
+    };
+    let roots = ClaudeRoots::system(project.to_path_buf());
+    opts.policy.load_compiled(&roots, tuff_starts, &how)
 }
 
 /// Writes the outcome in the harness's terms; returns the exit code.

@@ -349,6 +349,9 @@ fn hook_command(harness: Harness, opts: &HookOpts) -> Result<String, String> {
             words.push(r.clone());
         }
     }
+    if opts.no_cache {
+        words.push("--no-cache".to_string());
+    }
     if opts.no_allow {
         words.push("--no-allow".into());
     }

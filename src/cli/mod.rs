@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
+pub mod compile;
 pub mod coverage;
 pub mod eval;
 pub mod explain;
@@ -28,6 +29,8 @@ enum Command {
     MatchRules(match_rules::Args),
     /// Decide a JSONL stream of calls (one JSON decision a line out).
     Eval(eval::Args),
+    /// Precompile a policy into an image that loads without compiling.
+    Compile(compile::Args),
     /// Explain how a command is read, or how a call is decided.
     Explain(explain::Args),
     /// Answer one hook call of a harness (stdin: its hook input).
@@ -51,6 +54,7 @@ pub fn main() -> ExitCode {
     match cli.command {
         Command::MatchRules(args) => match_rules::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Compile(args) => compile::run(args),
         Command::Explain(args) => explain::run(args),
         Command::Hook(args) => hook::run(args),
         Command::Install(args) => install::run(args),

@@ -4,9 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::json;
+
 use crate::Effect;
 use crate::Error;
-use crate::policy::{ClaudeRoots, LoadedPolicy};
+use crate::compile::{Config, Policy};
+use crate::policy::cache::ImageCache;
+use crate::policy::image;
+use crate::policy::{ClaudeRoots, LoadedPolicy, PolicyImage};
 
 /// Where a command's rules come from.
 #[derive(clap::Args, Clone, Debug, Default, PartialEq, Eq)]
@@ -61,16 +66,26 @@ impl PolicyArgs {
 
     /// [`PolicyArgs::load`] with the settings hierarchy's roots given.
     pub fn load_with(&self, roots: ClaudeRoots) -> Result<LoadedPolicy, Error> {
+        let starts = [roots.project.clone()];
+        self.load_from(&roots, &starts)
+    }
+
+    /// [`PolicyArgs::load_with`], installed tuff policies searched from
+    /// each of `tuff_starts` in turn.
+    pub fn load_from(
+        &self,
+        roots: &ClaudeRoots,
+        tuff_starts: &[PathBuf],
+    ) -> Result<LoadedPolicy, Error> {
         let mut p = LoadedPolicy::new();
         if self.claude_settings {
-            p.add_claude_settings(&roots)?;
+            p.add_claude_settings(roots)?;
         }
         for file in &self.policy {
             p.add_file(file)?;
         }
-        let starts = [roots.project.clone()];
         for id in &self.tuff {
-            p.add_installed_tuff(&starts, &self.dir_prefix, id)?;
+            p.add_installed_tuff(tuff_starts, &self.dir_prefix, id)?;
         }
         for (effect, rules) in [
             (Effect::Deny, &self.deny),
@@ -82,6 +97,108 @@ impl PolicyArgs {
             }
         }
         Ok(p)
+    }
+}
+
+/// How a command compiles its policy, and whether it may use the image
+/// cache.
+#[derive(Clone, Debug)]
+pub struct Compiling {
+    /// The matcher configuration.
+    pub config: Config,
+    /// A name for the configuration, part of the cache key.
+    pub engine: &'static str,
+    /// The cache to use, if any.
+    pub cache: Option<ImageCache>,
+}
+
+impl PolicyArgs {
+    /// The recipe of the policy: every option and every directory the load
+    /// depends on, as one line of JSON (the image cache's key, with the
+    /// toolgate build).
+    pub fn recipe(&self, roots: &ClaudeRoots, tuff_starts: &[PathBuf], engine: &str) -> String {
+        let abs = |p: &Path| {
+            std::path::absolute(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .display()
+                .to_string()
+        };
+        let cwd = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        let mut v = json!({
+            "engine": engine,
+            // Relative file names are kept in provenance as given.
+            "cwd": cwd,
+            "policy": self.policy.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "deny": self.deny,
+            "ask": self.ask,
+            "allow": self.allow,
+        });
+        if self.claude_settings {
+            v["claude_settings"] = json!({
+                "managed": roots.managed_dir.as_deref().map(abs),
+                "home": roots.home.as_deref().map(abs),
+                "project": abs(&roots.project),
+            });
+        }
+        if !self.tuff.is_empty() {
+            v["tuff"] = json!({
+                "ids": self.tuff,
+                "dir_prefix": self.dir_prefix.display().to_string(),
+                "starts": tuff_starts.iter().map(|s| abs(s)).collect::<Vec<_>>(),
+            });
+        }
+        v.to_string()
+    }
+
+    /// The policy and its compiled matchers: a precompiled image given as
+    /// the only source loads as it is (refused when stale, foreign or
+    /// corrupt); otherwise the fresh entry of the image cache, else the
+    /// policy loaded from its sources and compiled (and stored in the
+    /// cache).
+    pub fn load_compiled(
+        &self,
+        roots: &ClaudeRoots,
+        tuff_starts: &[PathBuf],
+        how: &Compiling,
+    ) -> Result<(LoadedPolicy, Policy), Error> {
+        if let Some(path) = self.sole_image() {
+            let name = path.display().to_string();
+            let image = PolicyImage::read(path)?;
+            image.check_fresh(&name)?;
+            return Ok(image.into_parts());
+        }
+        let load = || self.load_from(roots, tuff_starts);
+        let compile = |p: &LoadedPolicy| {
+            Policy::builder()
+                .configure(how.config.clone())
+                .build(p.rules().to_vec())
+        };
+        match &how.cache {
+            Some(cache) => {
+                let recipe = self.recipe(roots, tuff_starts, how.engine);
+                let (p, c, _) = cache.get_or_build(&recipe, load, compile)?;
+                Ok((p, c))
+            }
+            None => {
+                let p = load()?;
+                let c = compile(&p)?;
+                Ok((p, c))
+            }
+        }
+    }
+
+    /// The precompiled image given as the only source of rules, if so.
+    fn sole_image(&self) -> Option<&Path> {
+        let alone = self.policy.len() == 1
+            && !self.claude_settings
+            && self.tuff.is_empty()
+            && self.allow.is_empty()
+            && self.ask.is_empty()
+            && self.deny.is_empty();
+        let path = self.policy.first().filter(|_| alone)?;
+        image::file_is_image(path).then_some(path.as_path())
     }
 }
 

@@ -1,16 +1,21 @@
 //! Compiled matchers as bytes, and back, with validation.
 //!
-//! # Format (version 2)
+//! # Format (version 3)
 //!
 //! ```text
 //! magic    8 bytes  "toolgate"
-//! kind     8 bytes  "matcher\0" (one KindMatcher) or "policy\0\0"
-//! version  u32 LE   2
+//! kind     8 bytes  "matcher\0" (one KindMatcher), "policy\0\0" (a
+//!                   policy's matchers) or "compiled" (a whole precompiled
+//!                   policy, `crate::policy::image`)
+//! version  u32 LE   3
 //! reserved u32 LE   0
 //! length   u64 LE   payload length
 //! checksum u64 LE   of the payload (see `checksum`)
 //! payload
 //! ```
+//!
+//! Version 3 holds sparse tables and every walk (version 2 had one or the
+//! other) and the deferred rules of the lazy engine with their walk.
 //!
 //! All integers are little-endian; each DFA is a kind byte (dense or
 //! sparse) and regex-automata's own little-endian serialization, 8-byte
@@ -21,8 +26,9 @@
 //! error, never a panic. An image built on a big-endian machine does not
 //! load on a little-endian one, and the other way round.
 
+use super::lazy::{LazyRule, LazyRules};
 use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
-use super::{AnchorKey, Config, PathMatcher, Policy};
+use super::{AnchorKey, Config, Deferred, PathMatcher, Policy};
 use crate::error::{Error, ErrorKind};
 use crate::rule::Rule;
 use std::collections::HashMap;
@@ -31,10 +37,12 @@ use std::sync::Arc;
 const MAGIC: &[u8; 8] = b"toolgate";
 const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
-const VERSION: u32 = 2;
+/// A whole precompiled policy (`crate::policy::image`).
+pub(crate) const KIND_COMPILED: &[u8; 8] = b"compiled";
+const VERSION: u32 = 3;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
-fn image_error(msg: impl Into<String>) -> Error {
+pub(crate) fn image_error(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Image, msg)
 }
 
@@ -72,22 +80,26 @@ pub(crate) fn checksum(data: &[u8]) -> u64 {
     x ^ (x >> 31)
 }
 
+/// Little-endian writer of an image payload.
 #[derive(Default)]
-struct Writer {
-    buf: Vec<u8>,
+pub(crate) struct Writer {
+    pub(crate) buf: Vec<u8>,
 }
 
 impl Writer {
-    fn u8(&mut self, x: u8) {
+    pub(crate) fn u8(&mut self, x: u8) {
         self.buf.push(x);
     }
-    fn u32(&mut self, x: u32) {
+    pub(crate) fn u32(&mut self, x: u32) {
         self.buf.extend_from_slice(&x.to_le_bytes());
     }
-    fn len(&mut self, x: usize) {
+    pub(crate) fn u64(&mut self, x: u64) {
+        self.buf.extend_from_slice(&x.to_le_bytes());
+    }
+    pub(crate) fn len(&mut self, x: usize) {
         self.u32(x as u32);
     }
-    fn bytes(&mut self, b: &[u8]) {
+    pub(crate) fn bytes(&mut self, b: &[u8]) {
         self.len(b.len());
         self.buf.extend_from_slice(b);
     }
@@ -104,13 +116,17 @@ impl Writer {
     }
 }
 
-struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+/// Validating reader of an image payload.
+pub(crate) struct Reader<'a> {
+    pub(crate) buf: &'a [u8],
+    pub(crate) pos: usize,
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+    pub(crate) fn new(buf: &'a [u8]) -> Reader<'a> {
+        Reader { buf, pos: 0 }
+    }
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
         let end = self
             .pos
             .checked_add(n)
@@ -120,15 +136,20 @@ impl<'a> Reader<'a> {
         self.pos = end;
         Ok(s)
     }
-    fn u8(&mut self) -> Result<u8, Error> {
+    pub(crate) fn u8(&mut self) -> Result<u8, Error> {
         Ok(self.take(1)?[0])
     }
-    fn u32(&mut self) -> Result<u32, Error> {
+    pub(crate) fn u32(&mut self) -> Result<u32, Error> {
         let mut w = [0u8; 4];
         w.copy_from_slice(self.take(4)?);
         Ok(u32::from_le_bytes(w))
     }
-    fn len(&mut self) -> Result<usize, Error> {
+    pub(crate) fn u64(&mut self) -> Result<u64, Error> {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(w))
+    }
+    pub(crate) fn len(&mut self) -> Result<usize, Error> {
         let n = self.u32()? as usize;
         // Every counted item takes at least one byte.
         if n > self.buf.len() - self.pos.min(self.buf.len()) {
@@ -136,7 +157,7 @@ impl<'a> Reader<'a> {
         }
         Ok(n)
     }
-    fn bytes(&mut self) -> Result<&'a [u8], Error> {
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], Error> {
         let n = self.len()?;
         self.take(n)
     }
@@ -152,7 +173,7 @@ impl<'a> Reader<'a> {
         }
         Ok(v)
     }
-    fn str(&mut self) -> Result<&'a str, Error> {
+    pub(crate) fn str(&mut self) -> Result<&'a str, Error> {
         std::str::from_utf8(self.bytes()?).map_err(|_| image_error("image holds invalid UTF-8"))
     }
     fn align8(&mut self) -> Result<(), Error> {
@@ -305,7 +326,7 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
     })
 }
 
-fn frame(kind: &[u8; 8], payload: Vec<u8>) -> Vec<u8> {
+pub(crate) fn frame(kind: &[u8; 8], payload: Vec<u8>) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER + payload.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(kind);
@@ -317,7 +338,7 @@ fn frame(kind: &[u8; 8], payload: Vec<u8>) -> Vec<u8> {
     out
 }
 
-fn unframe<'a>(kind: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8], Error> {
+pub(crate) fn unframe<'a>(kind: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8], Error> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(image_error("not a toolgate image"));
     }
@@ -377,6 +398,59 @@ impl KindMatcher {
     }
 }
 
+fn write_lazy(w: &mut Writer, l: &LazyRules) {
+    match l.term {
+        None => {
+            w.u8(0);
+            w.u8(0);
+        }
+        Some(t) => {
+            w.u8(1);
+            w.u8(t);
+        }
+    }
+    w.len(l.rules.len());
+    for r in &l.rules {
+        w.u32(r.id);
+        w.u8(r.walk.to_byte());
+        w.bytes(r.src.as_bytes());
+        w.bytes(&r.lit);
+    }
+}
+
+/// Reads deferred rules. Their literals are read as recorded (the payload
+/// is checksummed, and a literal can only narrow when its rule is tried,
+/// never what the rule matches); whether they fail closed comes from the
+/// rules' effects.
+fn read_lazy(r: &mut Reader<'_>, rules: &[Rule]) -> Result<LazyRules, Error> {
+    let term = match (r.u8()?, r.u8()?) {
+        (0, _) => None,
+        (1, t) => Some(t),
+        _ => return Err(image_error("image has an invalid terminator")),
+    };
+    let n = r.len()?;
+    let mut out = LazyRules {
+        term,
+        rules: Vec::with_capacity(n),
+        cfg: Config::new(),
+    };
+    for _ in 0..n {
+        let id = r.u32()?;
+        let walk =
+            Walk::from_byte(r.u8()?).ok_or_else(|| image_error("image holds an unknown walk"))?;
+        let src = r.str()?;
+        let lit = r.bytes()?;
+        let rule = rules
+            .get(id as usize)
+            .ok_or_else(|| image_error("image names a rule id out of range"))?;
+        let fail_closed = rule.effect != crate::rule::Effect::Allow;
+        let l = LazyRule::with_literal(id, walk, src, lit, fail_closed)
+            .ok_or_else(|| image_error("image holds a deferred rule that is too long"))?;
+        out.rules.push(l);
+    }
+    Ok(out)
+}
+
 /// A fingerprint of an ordered rule list: what an image was built from.
 fn fingerprint(rules: &[Rule]) -> u64 {
     let mut text = String::new();
@@ -418,24 +492,42 @@ impl Policy {
     /// same rule list again and checks that it is the one the image was
     /// built from).
     pub fn matchers_to_bytes(&self) -> Vec<u8> {
+        self.matchers_to_bytes_with(true)
+    }
+
+    /// [`Policy::matchers_to_bytes`]; without `with_fingerprint` the
+    /// fingerprint of the rules is left 0, for an image whose loader reads
+    /// the rules from the same checksummed bytes and does not compare it
+    /// ([`Policy::from_image_checked`] without `check_rules`).
+    pub(crate) fn matchers_to_bytes_with(&self, with_fingerprint: bool) -> Vec<u8> {
         let mut w = Writer::default();
-        let fp = fingerprint(&self.rules);
+        let fp = if with_fingerprint {
+            fingerprint(&self.rules)
+        } else {
+            0
+        };
         w.buf.extend_from_slice(&fp.to_le_bytes());
         w.len(self.rules.len());
+        let none = LazyRules::default();
         write_matcher(&mut w, &self.command);
+        write_lazy(&mut w, &self.deferred.command);
         for pm in [&self.read, &self.edit] {
             w.len(pm.groups.len());
-            for (k, m) in &pm.groups {
+            for (i, (k, m)) in pm.groups.iter().enumerate() {
                 write_key(&mut w, k);
                 write_matcher(&mut w, m);
+                write_lazy(&mut w, pm.lazy.get(i).unwrap_or(&none));
             }
         }
         write_matcher(&mut w, &self.domain);
+        write_lazy(&mut w, &self.deferred.domain);
         write_matcher(&mut w, &self.tool);
+        write_lazy(&mut w, &self.deferred.tool);
         w.len(self.fields.len());
-        for (f, m) in &self.fields {
+        for (i, (f, m)) in self.fields.iter().enumerate() {
             w.bytes(f.as_bytes());
             write_matcher(&mut w, m);
+            write_lazy(&mut w, self.deferred.fields.get(i).unwrap_or(&none));
         }
         w.ids(&self.tokens);
         frame(KIND_POLICY, w.buf)
@@ -446,6 +538,17 @@ impl Policy {
     /// [`Policy::matchers_to_bytes`]; fails when the image is stale (built
     /// from other rules), foreign or corrupt.
     pub fn from_image(rules: Vec<Rule>, bytes: &[u8]) -> Result<Policy, Error> {
+        Policy::from_image_checked(rules, bytes, true)
+    }
+
+    /// [`Policy::from_image`]; without `check_rules`, the fingerprint of
+    /// the rules is not compared (for a caller that read `rules` from the
+    /// same checksummed image, written with them by this build).
+    pub(crate) fn from_image_checked(
+        rules: Vec<Rule>,
+        bytes: &[u8],
+        check_rules: bool,
+    ) -> Result<Policy, Error> {
         let (rules, order) = Policy::number(rules)?;
         let payload = unframe(KIND_POLICY, bytes)?;
         let mut r = Reader {
@@ -454,29 +557,43 @@ impl Policy {
         };
         let mut w = [0u8; 8];
         w.copy_from_slice(r.take(8)?);
-        if u64::from_le_bytes(w) != fingerprint(&rules) || r.len()? != rules.len() {
+        let stale = check_rules && u64::from_le_bytes(w) != fingerprint(&rules);
+        if stale || r.len()? != rules.len() {
             return Err(image_error("image was built from other rules: rebuild it"));
         }
         let n = rules.len() as u32;
         let cfg = Config::new();
+        let mut deferred = Deferred::default();
         let command = read_matcher(&mut r, n, &cfg)?;
+        deferred.command = read_lazy(&mut r, &rules)?;
         let mut paths = Vec::new();
         for _ in 0..2 {
             let g = r.len()?;
             let mut groups = Vec::with_capacity(g);
+            let mut lazy = Vec::with_capacity(g);
             for _ in 0..g {
                 let k = read_key(&mut r)?;
                 groups.push((k, read_matcher(&mut r, n, &cfg)?));
+                lazy.push(read_lazy(&mut r, &rules)?);
             }
-            paths.push(PathMatcher { groups });
+            if lazy.iter().all(LazyRules::is_empty) {
+                lazy.clear();
+            }
+            paths.push(PathMatcher { groups, lazy });
         }
         let domain = read_matcher(&mut r, n, &cfg)?;
+        deferred.domain = read_lazy(&mut r, &rules)?;
         let tool = read_matcher(&mut r, n, &cfg)?;
+        deferred.tool = read_lazy(&mut r, &rules)?;
         let f = r.len()?;
         let mut fields = Vec::with_capacity(f);
         for _ in 0..f {
             let name = r.str()?.to_string();
             fields.push((name, read_matcher(&mut r, n, &cfg)?));
+            deferred.fields.push(read_lazy(&mut r, &rules)?);
+        }
+        if deferred.fields.iter().all(LazyRules::is_empty) {
+            deferred.fields.clear();
         }
         let tokens = r.ids(n)?;
         if r.pos != payload.len() {
@@ -494,6 +611,7 @@ impl Policy {
             tool,
             fields,
             tokens,
+            deferred,
         })
     }
 }

@@ -58,7 +58,8 @@
 //! in BENCHMARKS.md.
 
 mod glob;
-mod image;
+pub(crate) mod image;
+mod lazy;
 mod lower;
 mod matcher;
 mod strategy;
@@ -67,6 +68,7 @@ pub use matcher::{KindMatcher, MatcherShape};
 
 use crate::error::{Error, ErrorKind};
 use crate::rule::{Anchor, CommandForm, Pattern, Rule, ToolMatch};
+use lazy::LazyRules;
 use lower::Lowered;
 use std::sync::Arc;
 
@@ -120,6 +122,7 @@ pub struct Config {
     nfa_size_limit: usize,
     fallback_cache: usize,
     sparse_above: usize,
+    lazy: bool,
 }
 
 impl Default for Config {
@@ -146,21 +149,34 @@ impl Config {
             nfa_size_limit: 8 << 20,
             fallback_cache: 2 << 20,
             sparse_above: 8 << 20,
+            lazy: false,
         }
     }
 
-    /// For a process that answers one call and exits (a hook compiling its
-    /// policy from settings JSON): no shared automaton is built, every rule
-    /// is matched by its own lazy DFA. Building a 591-rule policy so takes
-    /// tens of milliseconds instead of seconds, at the price of slower
-    /// queries (tens of microseconds), which a single call never notices.
-    /// The answers are the same (the differential tests run this
-    /// configuration too).
+    /// For a process that answers one call and exits (a hook): the lazy
+    /// engine ([`Config::lazy`]). Building a 591-rule policy so takes about
+    /// a millisecond instead of seconds; a query compiles the few rules
+    /// whose literal prefix fits its haystack (tens of microseconds each),
+    /// which a single call hardly notices. The answers are the same (the
+    /// differential tests run this configuration too).
     pub fn one_shot() -> Config {
-        Config::new()
-            .dfa_size_limit(1)
-            .latch_size_limit(1)
-            .split_budget(0)
+        Config::new().lazy(true)
+    }
+
+    /// Compile no automaton when the policy is built: exact literals go
+    /// into the hash map as usual, and every regex rule is compiled on its
+    /// own, by the bounded per-rule engine, the first time a query's
+    /// haystack starts (suffix rules: ends) with the rule's literal text.
+    /// Rules whose literal does not fit are skipped by a byte comparison.
+    /// Meant for a process that answers a handful of calls.
+    pub fn lazy(mut self, yes: bool) -> Config {
+        self.lazy = yes;
+        self
+    }
+
+    /// See [`Config::lazy`].
+    pub fn get_lazy(&self) -> bool {
+        self.lazy
     }
 
     /// Heap bytes one automaton may take while it is built and once built.
@@ -335,14 +351,20 @@ fn relative<'p>(abs: &'p str, dir: &str) -> Option<&'p str> {
 #[derive(Clone, Debug, Default)]
 pub struct PathMatcher {
     pub(crate) groups: Vec<(AnchorKey, KindMatcher)>,
+    /// The deferred rules of each group, in the same order (empty unless
+    /// built with [`Config::lazy`]).
+    pub(crate) lazy: Vec<LazyRules>,
 }
 
 impl PathMatcher {
     /// Appends the ids of the rules matching the absolute path `abs`.
     fn find_into(&self, abs: &str, dirs: &AnchorDirs<'_>, out: &mut Matches) {
-        for (key, m) in &self.groups {
+        for (i, (key, m)) in self.groups.iter().enumerate() {
             if let Some(rel) = dirs.dir_of(key).and_then(|d| relative(abs, d)) {
                 m.find_into(rel.as_bytes(), out);
+                if let Some(l) = self.lazy.get(i) {
+                    l.find_into(rel.as_bytes(), out);
+                }
             }
         }
     }
@@ -353,9 +375,12 @@ impl PathMatcher {
     pub fn find_relative(&self, key: &AnchorKey, rel: &str, out: &mut Matches) {
         out.ids.clear();
         if !rel.is_empty() {
-            for (k, m) in &self.groups {
+            for (i, (k, m)) in self.groups.iter().enumerate() {
                 if k == key {
                     m.find_into(rel.as_bytes(), out);
+                    if let Some(l) = self.lazy.get(i) {
+                        l.find_into(rel.as_bytes(), out);
+                    }
                 }
             }
         }
@@ -406,6 +431,60 @@ pub struct Policy {
     tool: KindMatcher,
     fields: Vec<(String, KindMatcher)>,
     tokens: Vec<u32>,
+    /// Rules compiled on first need ([`Config::lazy`]).
+    deferred: Deferred,
+}
+
+/// The deferred rules of the text kinds (paths keep theirs per group).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Deferred {
+    pub(crate) command: LazyRules,
+    pub(crate) domain: LazyRules,
+    pub(crate) tool: LazyRules,
+    /// One per entry of `Policy::fields`, in the same order (or none).
+    pub(crate) fields: Vec<LazyRules>,
+}
+
+/// Builds one kind's matcher: eagerly, or (with [`Config::lazy`]) its
+/// exact literals now and its regex rules on first need.
+fn build_kind(
+    l: &[(u32, Lowered)],
+    term: Option<u8>,
+    config: &Config,
+    rules: &[Rule],
+) -> Result<(KindMatcher, LazyRules), strategy::BuildFailure> {
+    if !config.lazy {
+        return Ok((strategy::build(l, term, config)?, LazyRules::default()));
+    }
+    let mut now: Vec<(u32, Lowered)> = Vec::new();
+    let mut later: Vec<(u32, matcher::Walk, &str)> = Vec::new();
+    let mut bound = 0u32;
+    for (id, low) in l {
+        bound = bound.max(id.saturating_add(1));
+        match low {
+            Lowered::Regex { place, re, .. } => {
+                let walk = match place {
+                    lower::Place::Fwd => matcher::Walk::Fwd,
+                    lower::Place::Float => matcher::Walk::Float,
+                    lower::Place::Rev => matcher::Walk::Rev,
+                    lower::Place::Seg => matcher::Walk::Seg,
+                    lower::Place::SegRev => matcher::Walk::SegRev,
+                };
+                later.push((*id, walk, re))
+            }
+            other => now.push((*id, other.clone())),
+        }
+    }
+    let fail_closed = |id: u32| {
+        rules
+            .get(id as usize)
+            .is_none_or(|r| r.effect != crate::rule::Effect::Allow)
+    };
+    let (lazy, slow) = lazy::build(&later, term, fail_closed, config)?;
+    let mut m = strategy::build(&now, term, config)?;
+    m.slow.extend(slow);
+    m.id_bound = m.id_bound.max(bound);
+    Ok((m, lazy))
 }
 
 /// Where a rule goes.
@@ -510,7 +589,7 @@ impl Policy {
             e
         };
         let one = |kind: Kind, l: &[(u32, Lowered)], term: Option<u8>| {
-            strategy::build(l, term, config).map_err(|f| fail(kind.as_str(), f))
+            build_kind(l, term, config, &rules).map_err(|f| fail(kind.as_str(), f))
         };
         let paths = |kind: Kind, l: &[(AnchorKey, u32, Lowered)]| -> Result<PathMatcher, Error> {
             let mut keys: Vec<&AnchorKey> = Vec::new();
@@ -520,21 +599,31 @@ impl Policy {
                 }
             }
             let mut groups = Vec::new();
+            let mut lazy = Vec::new();
             for k in keys {
                 let part: Vec<(u32, Lowered)> = l
                     .iter()
                     .filter(|(kk, _, _)| kk == k)
                     .map(|(_, id, x)| (*id, x.clone()))
                     .collect();
-                groups.push((k.clone(), one(kind, &part, Some(b'/'))?));
+                let (m, d) = one(kind, &part, Some(b'/'))?;
+                groups.push((k.clone(), m));
+                lazy.push(d);
             }
-            Ok(PathMatcher { groups })
+            if lazy.iter().all(LazyRules::is_empty) {
+                lazy.clear();
+            }
+            Ok(PathMatcher { groups, lazy })
         };
-        let command = one(Kind::Command, &routed.command, None)?;
+        let mut deferred = Deferred::default();
+        let (command, d) = one(Kind::Command, &routed.command, None)?;
+        deferred.command = d;
         let read = paths(Kind::Read, &routed.read)?;
         let edit = paths(Kind::Edit, &routed.edit)?;
-        let domain = one(Kind::Domain, &routed.domain, None)?;
-        let tool = one(Kind::Tool, &routed.tool, None)?;
+        let (domain, d) = one(Kind::Domain, &routed.domain, None)?;
+        deferred.domain = d;
+        let (tool, d) = one(Kind::Tool, &routed.tool, None)?;
+        deferred.tool = d;
         let mut names: Vec<&String> = Vec::new();
         for (f, _, _) in &routed.fields {
             if !names.contains(&f) {
@@ -549,10 +638,12 @@ impl Policy {
                 .filter(|(f, _, _)| f == name)
                 .map(|(_, id, l)| (*id, l.clone()))
                 .collect();
-            fields.push((
-                name.clone(),
-                strategy::build(&part, None, config).map_err(|f| fail("field", f))?,
-            ));
+            let (m, d) = build_kind(&part, None, config, &rules).map_err(|f| fail("field", f))?;
+            fields.push((name.clone(), m));
+            deferred.fields.push(d);
+        }
+        if deferred.fields.iter().all(LazyRules::is_empty) {
+            deferred.fields.clear();
         }
         Ok(Policy {
             command,
@@ -564,6 +655,7 @@ impl Policy {
             tokens: routed.tokens,
             rules,
             order,
+            deferred,
         })
     }
 
@@ -626,11 +718,18 @@ impl Policy {
     pub fn find(&self, kind: Kind, tool: Option<&str>, hay: &str, out: &mut Matches) {
         out.ids.clear();
         match kind {
-            Kind::Command => self.command.find_into(hay.as_bytes(), out),
-            Kind::Domain => self.domain.find_into(hay.as_bytes(), out),
+            Kind::Command => {
+                self.command.find_into(hay.as_bytes(), out);
+                self.deferred.command.find_into(hay.as_bytes(), out);
+            }
+            Kind::Domain => {
+                self.domain.find_into(hay.as_bytes(), out);
+                self.deferred.domain.find_into(hay.as_bytes(), out);
+            }
             Kind::Tool => {
                 let hay = if hay == "Task" { "Agent" } else { hay };
-                self.tool.find_into(hay.as_bytes(), out)
+                self.tool.find_into(hay.as_bytes(), out);
+                self.deferred.tool.find_into(hay.as_bytes(), out);
             }
             Kind::Read | Kind::Edit => {}
         }
@@ -665,9 +764,12 @@ impl Policy {
     /// governs `tool` when given, sorted into `out` (cleared first).
     pub fn find_field(&self, tool: Option<&str>, field: &str, value: &str, out: &mut Matches) {
         out.ids.clear();
-        for (f, m) in &self.fields {
+        for (i, (f, m)) in self.fields.iter().enumerate() {
             if f == field {
                 m.find_into(value.as_bytes(), out);
+                if let Some(l) = self.deferred.fields.get(i) {
+                    l.find_into(value.as_bytes(), out);
+                }
             }
         }
         out.finish();

@@ -203,8 +203,28 @@ impl Evaluator {
         Evaluator::build(rules, facts, Config::new())
     }
 
+    /// An evaluator over `policy` compiled already as `compiled` (from a
+    /// precompiled image): `compiled` must hold exactly `policy`'s rules.
+    pub fn with_compiled(policy: &LoadedPolicy, compiled: Policy) -> Result<Evaluator, Error> {
+        let same = compiled.rules().len() == policy.rules().len()
+            && (0..compiled.rules().len() as u32).all(|id| {
+                compiled.input_index(id).and_then(|i| policy.rules().get(i)) == compiled.rule(id)
+            });
+        if !same {
+            return Err(Error::new(
+                crate::error::ErrorKind::Image,
+                "the compiled matchers were built from other rules",
+            ));
+        }
+        Evaluator::assemble(compiled, PolicyFacts::of(policy))
+    }
+
     fn build(rules: Vec<Rule>, facts: PolicyFacts, config: Config) -> Result<Evaluator, Error> {
         let policy = Policy::builder().configure(config).build(rules)?;
+        Evaluator::assemble(policy, facts)
+    }
+
+    fn assemble(policy: Policy, facts: PolicyFacts) -> Result<Evaluator, Error> {
         let mut e = Evaluator {
             policy,
             facts,

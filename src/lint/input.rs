@@ -153,6 +153,10 @@ impl LintInput {
             // The loader says what is wrong, where.
             None => match LoadedPolicy::from_file(path) {
                 Err(e) => self.add_load_error(&name, e),
+                // A precompiled image: its rules as they were loaded.
+                Ok(p) if crate::policy::image::file_is_image(path) => {
+                    self.add_rules(p.rules().iter().cloned())
+                }
                 Ok(_) => self.add_load_error(
                     &name,
                     Error::new(crate::ErrorKind::Policy, "cannot read the settings file")

@@ -40,6 +40,8 @@
 //! does not parse, and a tuff policy that fails tuff's validation. Every
 //! method that adds a source either adds all of it or, on error, nothing.
 
+pub mod cache;
+pub mod image;
 pub(crate) mod jsonc;
 mod settings;
 
@@ -51,6 +53,7 @@ use crate::error::{Error, ErrorKind, Location};
 use crate::rule::tuff::{self, TuffPolicy};
 use crate::rule::{Effect, List, Rule};
 
+pub use image::{PolicyImage, Probe};
 pub use settings::ClaudeRoots;
 
 /// The name of the source of rules given on the command line.
@@ -277,6 +280,8 @@ pub struct LoadedPolicy {
     disable_bypass: bool,
     command_line: Option<usize>,
     command_line_counts: [usize; 3],
+    /// Every file the load read or looked for, in order.
+    probes: Vec<Probe>,
 }
 
 impl LoadedPolicy {
@@ -306,7 +311,13 @@ impl LoadedPolicy {
     /// settings file at `<project>/.claude/settings*.json` has `/x` paths
     /// relative to `<project>`, any other to its own directory; a tuff
     /// policy's patterns are relative to the session's project directory.
+    ///
+    /// A precompiled image (`toolgate compile`) is recognised by its first
+    /// bytes and added as [`LoadedPolicy::add_image`] does.
     pub fn add_file(&mut self, path: &Path) -> Result<&mut LoadedPolicy, Error> {
+        if image::file_is_image(path) {
+            return self.add_image(path);
+        }
         let name = path.display().to_string();
         let text = read_file(path, &name)?;
         if path.extension().is_some_and(|e| e == "toml") {
@@ -316,11 +327,64 @@ impl LoadedPolicy {
                 Some(path),
                 SourceKind::Tuff,
                 SourceRoot::Project,
-            )
+            )?;
         } else {
             let root = SourceRoot::Dir(settings_root(path));
-            self.add_settings_text(&text, &name, Some(path), SourceKind::Settings, root)
+            self.add_settings_text(&text, &name, Some(path), SourceKind::Settings, root)?;
         }
+        self.probes.push(Probe::read(path, &text));
+        Ok(self)
+    }
+
+    /// Adds the policy of a precompiled image (its sources, rules,
+    /// warnings and settings, as they were loaded when it was compiled).
+    /// An image that is stale, foreign or corrupt is an error naming it.
+    pub fn add_image(&mut self, path: &Path) -> Result<&mut LoadedPolicy, Error> {
+        let image = PolicyImage::read(path)?;
+        image.check_fresh(&path.display().to_string())?;
+        let (other, _) = image.into_parts();
+        self.append(other, path)?;
+        Ok(self)
+    }
+
+    /// Appends the sources of `other` after this policy's.
+    fn append(&mut self, other: LoadedPolicy, path: &Path) -> Result<(), Error> {
+        if self.command_line.is_some() && other.command_line.is_some() {
+            return Err(Error::new(
+                ErrorKind::Policy,
+                "the image holds rules given on the command line, and so does this command: \
+                 give them when compiling the image",
+            )
+            .with_source(path.display().to_string()));
+        }
+        let off = self.sources.len();
+        self.sources.extend(other.sources);
+        self.rules.extend(other.rules);
+        self.rule_sources
+            .extend(other.rule_sources.into_iter().map(|i| i + off));
+        self.warnings.extend(other.warnings);
+        if let Some((rank, mode, src)) = other.default_mode {
+            if self.default_mode.is_none_or(|(r, _, _)| rank >= r) {
+                self.default_mode = Some((rank, mode, src + off));
+            }
+        }
+        self.additional_directories
+            .extend(
+                other
+                    .additional_directories
+                    .into_iter()
+                    .map(|d| AdditionalDirectory {
+                        path: d.path,
+                        source: d.source + off,
+                    }),
+            );
+        self.disable_bypass |= other.disable_bypass;
+        if let Some(c) = other.command_line {
+            self.command_line = Some(c + off);
+            self.command_line_counts = other.command_line_counts;
+        }
+        self.probes.extend(other.probes);
+        Ok(())
     }
 
     /// Adds the Claude settings text `text` of the source `name`, of kind
@@ -351,11 +415,26 @@ impl LoadedPolicy {
     pub fn add_claude_settings(&mut self, roots: &ClaudeRoots) -> Result<&mut LoadedPolicy, Error> {
         let mut next = self.clone();
         let mut managed_only = false;
-        for found in roots.files()? {
+        let files = roots.files()?;
+        if let Some(dir) = &roots.managed_dir {
+            let drop_ins = dir.join(settings::DROP_INS);
+            let names = files
+                .iter()
+                .filter(|f| f.path.parent() == Some(&drop_ins))
+                .filter_map(|f| Some(f.path.file_name()?.to_str()?.to_string()))
+                .collect();
+            next.probes.push(Probe::Listing {
+                dir: std::path::absolute(&drop_ins).unwrap_or(drop_ins),
+                names,
+            });
+        }
+        for found in files {
             let name = found.path.display().to_string();
             let Some(text) = read_optional(&found.path, &name)? else {
+                next.probes.push(Probe::missing(&found.path));
                 continue;
             };
+            next.probes.push(Probe::read(&found.path, &text));
             let file = settings::SettingsFile::parse(&text, &name, found.kind)?;
             let is_managed = found.kind == SourceKind::Managed;
             if is_managed && file.managed_only {
@@ -386,7 +465,9 @@ impl LoadedPolicy {
             Some(path),
             SourceKind::Tuff,
             SourceRoot::Project,
-        )
+        )?;
+        self.probes.push(Probe::read(path, &text));
+        Ok(self)
     }
 
     /// Adds the installed tuff policy `id`: the record
@@ -425,8 +506,26 @@ impl LoadedPolicy {
         let path = root.join(&record);
         let name = path.display().to_string();
         let text = read_file(&path, &name)?;
+        // The places searched before the one found: a record appearing in
+        // one of them would be found instead.
+        let mut missing = Vec::new();
+        for start in &starts {
+            for dir in start.ancestors() {
+                if dir == root {
+                    break;
+                }
+                missing.push(Probe::missing(&dir.join(&record)));
+            }
+            if start.ancestors().any(|d| d == root) {
+                break;
+            }
+        }
+        let found = Probe::read(&path, &text);
         let root = SourceRoot::Dir(root);
-        self.add_tuff_text(&text, &name, Some(&path), SourceKind::TuffInstalled, root)
+        self.add_tuff_text(&text, &name, Some(&path), SourceKind::TuffInstalled, root)?;
+        self.probes.extend(missing);
+        self.probes.push(found);
+        Ok(self)
     }
 
     /// Adds the tuff policy text `text` of the source `name`.
@@ -573,6 +672,13 @@ impl LoadedPolicy {
     /// The rules, in policy order, taken out of the policy.
     pub fn into_rules(self) -> Vec<Rule> {
         self.rules
+    }
+
+    /// Every file the load read (with the checksum of its text) or looked
+    /// for and did not find, and every directory it listed, in order: what
+    /// a precompiled image of this policy must find unchanged.
+    pub fn probes(&self) -> &[Probe] {
+        &self.probes
     }
 
     /// The sources, in load order.

@@ -62,32 +62,8 @@ impl ClaudeRoots {
                 kind: SourceKind::Managed,
                 root: in_project.clone(),
             });
-            let drop_ins = dir.join("managed-settings.d");
-            let mut names = Vec::new();
-            match std::fs::read_dir(&drop_ins) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(Error::new(
-                        ErrorKind::Io,
-                        format!(
-                            "cannot list the managed settings: {}",
-                            crate::rule::tuff::io_clause(&e)
-                        ),
-                    )
-                    .with_source(drop_ins.display().to_string()));
-                }
-                Ok(entries) => {
-                    for entry in entries.flatten() {
-                        let name = entry.file_name();
-                        let Some(s) = name.to_str() else { continue };
-                        if s.ends_with(".json") && !s.starts_with('.') {
-                            names.push(s.to_string());
-                        }
-                    }
-                }
-            }
-            names.sort();
-            for name in names {
+            let drop_ins = dir.join(DROP_INS);
+            for name in drop_in_names(&drop_ins)? {
                 out.push(Found {
                     path: drop_ins.join(name),
                     kind: SourceKind::Managed,
@@ -117,6 +93,39 @@ impl ClaudeRoots {
         Ok(out)
     }
 }
+
+/// The settings files of the drop-in directory `drop_ins`, by name, sorted
+/// (none when it does not exist).
+pub(crate) fn drop_in_names(drop_ins: &std::path::Path) -> Result<Vec<String>, Error> {
+    let mut names = Vec::new();
+    match std::fs::read_dir(drop_ins) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            return Err(Error::new(
+                ErrorKind::Io,
+                format!(
+                    "cannot list the managed settings: {}",
+                    crate::rule::tuff::io_clause(&e)
+                ),
+            )
+            .with_source(drop_ins.display().to_string()));
+        }
+        Ok(entries) => {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let Some(s) = name.to_str() else { continue };
+                if s.ends_with(".json") && !s.starts_with('.') {
+                    names.push(s.to_string());
+                }
+            }
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The directory of managed drop-in settings files.
+pub(crate) const DROP_INS: &str = "managed-settings.d";
 
 /// A settings file of the hierarchy.
 pub(crate) struct Found {

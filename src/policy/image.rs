@@ -1,0 +1,994 @@
+//! Precompiled policies: a [`LoadedPolicy`] and its compiled matchers in
+//! one file that loads without parsing or compiling anything.
+//!
+//! A [`PolicyImage`] holds
+//! - the toolgate build that made it ([`build_id`]) and the recipe it was
+//!   made from (the policy options, as text);
+//! - every file the load read, with the checksum of its text, every file
+//!   it looked for and did not find, and every directory it listed
+//!   ([`Probe`]s);
+//! - the policy itself: its sources, its rules with their provenance (file,
+//!   list, index, text, tuff `reason`), the load's warnings, the settings
+//!   that bear on evaluation;
+//! - the compiled matchers ([`Policy::matchers_to_bytes`]).
+//!
+//! # Trust
+//!
+//! An image is never trusted. [`PolicyImage::from_bytes`] refuses one that
+//! is not an image, has another format version, fails its checksum, was
+//! made by another toolgate build, or does not decode to a consistent
+//! policy (every id, count and enumeration is checked; the matchers must
+//! have been built from exactly these rules). [`PolicyImage::check_fresh`]
+//! refuses one whose files changed: a file read has other contents or is
+//! gone, a file looked for now exists, a directory listed holds other
+//! files. Each refusal is an [`ErrorKind::Image`] error naming the image.
+//!
+//! # Format
+//!
+//! The frame of `crate::compile` images (magic, kind `compiled`, version,
+//! length, checksum), then: the build id, the recipe, the probes, the
+//! policy, the matchers — strings and lists length-prefixed, integers
+//! little-endian.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+use super::{AdditionalDirectory, LoadedPolicy, PermissionMode, Source, SourceKind, SourceRoot};
+use super::{Warning, settings};
+use crate::compile::Policy;
+use crate::compile::image::{KIND_COMPILED, Reader, Writer, checksum, frame, image_error, unframe};
+use crate::error::{Error, ErrorKind};
+use crate::rule::{
+    Anchor, CommandForm, CommandPattern, Dialect, DomainLabel, DomainPattern, Effect, GlobPiece,
+    List, PathPattern, Pattern, Provenance, Rule, SegPiece, Segment, ToolMatch,
+};
+
+/// The magic bytes every toolgate image starts with.
+const MAGIC: &[u8] = b"toolgate";
+
+/// Something a policy load depended on, recorded so that an image of it
+/// can tell whether it is still what a load would give.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Probe {
+    /// A file read, and the checksum of the text read.
+    File {
+        /// The file, as it was opened.
+        path: PathBuf,
+        /// The checksum of its contents.
+        hash: u64,
+    },
+    /// A file looked for and not found (a settings file of the hierarchy, a
+    /// place an installed tuff policy was searched for).
+    Missing {
+        /// The file, as it was looked for.
+        path: PathBuf,
+    },
+    /// A directory of managed drop-in settings, and the files it held.
+    Listing {
+        /// The directory.
+        dir: PathBuf,
+        /// The settings files it held, sorted.
+        names: Vec<String>,
+    },
+}
+
+impl Probe {
+    /// A file read with contents `text`.
+    pub(crate) fn read(path: &Path, text: &str) -> Probe {
+        Probe::File {
+            path: absolute(path),
+            hash: checksum(text.as_bytes()),
+        }
+    }
+
+    /// A file looked for and not found.
+    pub(crate) fn missing(path: &Path) -> Probe {
+        Probe::Missing {
+            path: absolute(path),
+        }
+    }
+
+    /// `None` when what was recorded still holds, else why not (a clause).
+    pub fn changed(&self) -> Option<String> {
+        match self {
+            Probe::File { path, hash } => match std::fs::read(path) {
+                Ok(bytes) if checksum(&bytes) == *hash => None,
+                Ok(_) => Some(format!("{} changed", path.display())),
+                Err(_) => Some(format!("{} can no longer be read", path.display())),
+            },
+            Probe::Missing { path } => path
+                .is_file()
+                .then(|| format!("{} appeared", path.display())),
+            Probe::Listing { dir, names } => match settings::drop_in_names(dir) {
+                Ok(now) if now == *names => None,
+                _ => Some(format!("the files in {} changed", dir.display())),
+            },
+        }
+    }
+}
+
+/// `path` made absolute against the current directory (as it is when
+/// that fails).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// The toolgate build this process is: the crate version, the image format,
+/// and the size and modification time of the running executable (so a
+/// rebuilt or reinstalled toolgate never trusts images of another).
+/// Debug builds honour `TOOLGATE_TEST_BUILD_ID` in its place (for tests).
+pub fn build_id() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        if cfg!(debug_assertions) {
+            if let Ok(id) = std::env::var("TOOLGATE_TEST_BUILD_ID") {
+                return id;
+            }
+        }
+        let exe = std::env::current_exe()
+            .and_then(std::fs::metadata)
+            .map(|m| {
+                let t = m
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                format!("{}-{t}", m.len())
+            })
+            .unwrap_or_else(|_| "unknown".to_string());
+        format!(
+            "toolgate {} {}-{} {exe}",
+            env!("CARGO_PKG_VERSION"),
+            std::env::consts::ARCH,
+            if cfg!(debug_assertions) {
+                "debug"
+            } else {
+                "release"
+            }
+        )
+    })
+}
+
+/// Whether the file at `path` starts like a toolgate image (false when it
+/// cannot be read).
+pub fn file_is_image(path: &Path) -> bool {
+    use std::io::Read as _;
+    let mut head = [0u8; 8];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| is_image(&head))
+}
+
+/// Whether `bytes` start like a toolgate image (of any kind or version).
+pub fn is_image(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC)
+}
+
+/// A precompiled policy: see the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct PolicyImage {
+    build: String,
+    recipe: String,
+    policy: LoadedPolicy,
+    compiled: Policy,
+}
+
+impl PolicyImage {
+    /// An image of `policy` compiled as `compiled` (which must hold its
+    /// rules), made from `recipe` (the options that name its sources).
+    pub fn new(recipe: &str, policy: LoadedPolicy, compiled: Policy) -> PolicyImage {
+        PolicyImage {
+            build: build_id().to_string(),
+            recipe: recipe.to_string(),
+            policy,
+            compiled,
+        }
+    }
+
+    /// The toolgate build that made the image.
+    pub fn build(&self) -> &str {
+        &self.build
+    }
+
+    /// The recipe the image was made from.
+    pub fn recipe(&self) -> &str {
+        &self.recipe
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &LoadedPolicy {
+        &self.policy
+    }
+
+    /// The policy and its compiled matchers.
+    pub fn into_parts(self) -> (LoadedPolicy, Policy) {
+        (self.policy, self.compiled)
+    }
+
+    /// The image as bytes; an error when a path it must record is not
+    /// UTF-8.
+    pub fn to_bytes(&self) -> Result<Vec<u8>, Error> {
+        let mut w = Writer::default();
+        w.bytes(self.build.as_bytes());
+        w.bytes(self.recipe.as_bytes());
+        write_policy(&mut w, &self.policy)?;
+        // Loading reads the rules from these same bytes and does not
+        // compare their fingerprint (see `decode`): none is computed.
+        let matchers = self.compiled.matchers_to_bytes_with(false);
+        w.bytes(&matchers);
+        Ok(frame(KIND_COMPILED, w.buf))
+    }
+
+    /// Loads an image, validating everything but freshness (see
+    /// [`PolicyImage::check_fresh`]); `name` names it in errors.
+    pub fn from_bytes(bytes: &[u8], name: &str) -> Result<PolicyImage, Error> {
+        PolicyImage::decode(bytes).map_err(|e| {
+            image_error(format!("{}: rebuild it with toolgate compile", e.message()))
+                .with_source(name)
+        })
+    }
+
+    fn decode(bytes: &[u8]) -> Result<PolicyImage, Error> {
+        let payload = unframe(KIND_COMPILED, bytes)?;
+        let mut r = Reader::new(payload);
+        let build = r.str()?.to_string();
+        if build != build_id() {
+            return Err(image_error(format!(
+                "image was made by another toolgate build ({build}; this is {})",
+                build_id()
+            )));
+        }
+        let recipe = r.str()?.to_string();
+        let policy = read_policy(&mut r)?;
+        let matchers = r.bytes()?;
+        if r.pos != payload.len() {
+            return Err(image_error("image has trailing bytes"));
+        }
+        // The rules were read from this checksummed image, written with
+        // the matchers by this very build: their fingerprint need not be
+        // computed again (the costliest part of a load).
+        let compiled = Policy::from_image_checked(policy.rules().to_vec(), matchers, false)?;
+        Ok(PolicyImage {
+            build,
+            recipe,
+            policy,
+            compiled,
+        })
+    }
+
+    /// Reads the image from `path` ([`PolicyImage::from_bytes`]).
+    pub fn read(path: &Path) -> Result<PolicyImage, Error> {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| {
+            Error::new(
+                ErrorKind::Io,
+                format!(
+                    "cannot read the image: {}",
+                    crate::rule::tuff::io_clause(&e)
+                ),
+            )
+            .with_source(&name)
+        })?;
+        PolicyImage::from_bytes(&bytes, &name)
+    }
+
+    /// An error naming the image (`name`) and the first of its files that
+    /// changed since it was made, if one did.
+    pub fn check_fresh(&self, name: &str) -> Result<(), Error> {
+        for p in self.policy.probes() {
+            if let Some(why) = p.changed() {
+                return Err(image_error(format!(
+                    "image is stale: {why} since it was compiled; compile it again"
+                ))
+                .with_source(name));
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Encoding. Every enumeration is a byte; decoding refuses unknown values.
+
+fn bad(what: &str) -> Error {
+    image_error(format!("image holds an invalid {what}"))
+}
+
+fn path_str(p: &Path) -> Result<&str, Error> {
+    p.to_str().ok_or_else(|| {
+        Error::new(
+            ErrorKind::Image,
+            format!("cannot record {} in an image: not utf-8", p.display()),
+        )
+    })
+}
+
+fn w_opt(w: &mut Writer, s: Option<&str>) {
+    match s {
+        None => w.u8(0),
+        Some(s) => {
+            w.u8(1);
+            w.bytes(s.as_bytes());
+        }
+    }
+}
+
+fn r_opt(r: &mut Reader<'_>) -> Result<Option<String>, Error> {
+    match r.u8()? {
+        0 => Ok(None),
+        1 => Ok(Some(r.str()?.to_string())),
+        _ => Err(bad("option")),
+    }
+}
+
+fn r_bool(r: &mut Reader<'_>) -> Result<bool, Error> {
+    match r.u8()? {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(bad("flag")),
+    }
+}
+
+fn r_index(r: &mut Reader<'_>, bound: usize) -> Result<usize, Error> {
+    let i = r.u32()? as usize;
+    if i >= bound {
+        return Err(bad("index"));
+    }
+    Ok(i)
+}
+
+fn write_policy(w: &mut Writer, p: &LoadedPolicy) -> Result<(), Error> {
+    w.len(p.probes.len());
+    for probe in &p.probes {
+        match probe {
+            Probe::File { path, hash } => {
+                w.u8(0);
+                w.bytes(path_str(path)?.as_bytes());
+                w.u64(*hash);
+            }
+            Probe::Missing { path } => {
+                w.u8(1);
+                w.bytes(path_str(path)?.as_bytes());
+            }
+            Probe::Listing { dir, names } => {
+                w.u8(2);
+                w.bytes(path_str(dir)?.as_bytes());
+                w.len(names.len());
+                for n in names {
+                    w.bytes(n.as_bytes());
+                }
+            }
+        }
+    }
+    w.len(p.sources.len());
+    for s in &p.sources {
+        w.bytes(s.name.as_bytes());
+        w_opt(w, s.path.as_deref().map(path_str).transpose()?);
+        w.u8(source_kind_code(s.kind));
+        match &s.root {
+            SourceRoot::Project => w.u8(0),
+            SourceRoot::Dir(d) => {
+                w.u8(1);
+                w.bytes(path_str(d)?.as_bytes());
+            }
+        }
+        w_opt(w, s.tuff_id.as_deref());
+    }
+    w.len(p.rules.len());
+    for (rule, src) in p.rules.iter().zip(&p.rule_sources) {
+        write_rule(w, rule);
+        w.len(*src);
+    }
+    w.len(p.warnings.len());
+    for warning in &p.warnings {
+        write_error(w, warning.as_error());
+    }
+    match p.default_mode {
+        None => w.u8(0),
+        Some((rank, mode, source)) => {
+            w.u8(1);
+            w.u8(rank);
+            w.u8(mode_code(mode));
+            w.len(source);
+        }
+    }
+    w.len(p.additional_directories.len());
+    for d in &p.additional_directories {
+        w.bytes(d.path.as_bytes());
+        w.len(d.source);
+    }
+    w.u8(u8::from(p.disable_bypass));
+    match p.command_line {
+        None => w.u8(0),
+        Some(i) => {
+            w.u8(1);
+            w.len(i);
+        }
+    }
+    for c in p.command_line_counts {
+        w.len(c);
+    }
+    Ok(())
+}
+
+fn read_policy(r: &mut Reader<'_>) -> Result<LoadedPolicy, Error> {
+    let mut p = LoadedPolicy::new();
+    let n = r.len()?;
+    for _ in 0..n {
+        let probe = match r.u8()? {
+            0 => Probe::File {
+                path: PathBuf::from(r.str()?),
+                hash: r.u64()?,
+            },
+            1 => Probe::Missing {
+                path: PathBuf::from(r.str()?),
+            },
+            2 => {
+                let dir = PathBuf::from(r.str()?);
+                let k = r.len()?;
+                let mut names = Vec::with_capacity(k);
+                for _ in 0..k {
+                    names.push(r.str()?.to_string());
+                }
+                Probe::Listing { dir, names }
+            }
+            _ => return Err(bad("probe")),
+        };
+        p.probes.push(probe);
+    }
+    let n = r.len()?;
+    for _ in 0..n {
+        let name: Arc<str> = Arc::from(r.str()?);
+        let path = r_opt(r)?.map(PathBuf::from);
+        let kind = source_kind(r.u8()?)?;
+        let root = match r.u8()? {
+            0 => SourceRoot::Project,
+            1 => SourceRoot::Dir(PathBuf::from(r.str()?)),
+            _ => return Err(bad("source root")),
+        };
+        let tuff_id = r_opt(r)?;
+        p.sources.push(Source {
+            name,
+            path,
+            kind,
+            root,
+            tuff_id,
+        });
+    }
+    let names: Vec<Arc<str>> = p.sources.iter().map(|s| s.name.clone()).collect();
+    let n = r.len()?;
+    for _ in 0..n {
+        p.rules.push(read_rule(r, &names)?);
+        p.rule_sources.push(r_index(r, p.sources.len())?);
+    }
+    let n = r.len()?;
+    for _ in 0..n {
+        p.warnings.push(Warning::new(read_error(r)?));
+    }
+    p.default_mode = match r.u8()? {
+        0 => None,
+        1 => {
+            let rank = r.u8()?;
+            let mode = mode(r.u8()?)?;
+            Some((rank, mode, r_index(r, p.sources.len())?))
+        }
+        _ => return Err(bad("default mode")),
+    };
+    let n = r.len()?;
+    for _ in 0..n {
+        let path = r.str()?.to_string();
+        let source = r_index(r, p.sources.len())?;
+        p.additional_directories
+            .push(AdditionalDirectory { path, source });
+    }
+    p.disable_bypass = r_bool(r)?;
+    p.command_line = match r.u8()? {
+        0 => None,
+        1 => Some(r_index(r, p.sources.len())?),
+        _ => return Err(bad("source index")),
+    };
+    for c in &mut p.command_line_counts {
+        *c = r.u32()? as usize;
+    }
+    Ok(p)
+}
+
+fn source_kind_code(k: SourceKind) -> u8 {
+    match k {
+        SourceKind::Managed => 0,
+        SourceKind::User => 1,
+        SourceKind::Project => 2,
+        SourceKind::Local => 3,
+        SourceKind::Settings => 4,
+        SourceKind::Tuff => 5,
+        SourceKind::TuffInstalled => 6,
+        SourceKind::CommandLine => 7,
+    }
+}
+
+fn source_kind(c: u8) -> Result<SourceKind, Error> {
+    Ok(match c {
+        0 => SourceKind::Managed,
+        1 => SourceKind::User,
+        2 => SourceKind::Project,
+        3 => SourceKind::Local,
+        4 => SourceKind::Settings,
+        5 => SourceKind::Tuff,
+        6 => SourceKind::TuffInstalled,
+        7 => SourceKind::CommandLine,
+        _ => return Err(bad("source kind")),
+    })
+}
+
+fn mode_code(m: PermissionMode) -> u8 {
+    match m {
+        PermissionMode::Default => 0,
+        PermissionMode::AcceptEdits => 1,
+        PermissionMode::Plan => 2,
+        PermissionMode::DontAsk => 3,
+        PermissionMode::BypassPermissions => 4,
+    }
+}
+
+fn mode(c: u8) -> Result<PermissionMode, Error> {
+    Ok(match c {
+        0 => PermissionMode::Default,
+        1 => PermissionMode::AcceptEdits,
+        2 => PermissionMode::Plan,
+        3 => PermissionMode::DontAsk,
+        4 => PermissionMode::BypassPermissions,
+        _ => return Err(bad("permission mode")),
+    })
+}
+
+fn error_kind_code(k: ErrorKind) -> u8 {
+    match k {
+        ErrorKind::Rule => 0,
+        ErrorKind::Unsupported => 1,
+        ErrorKind::Call => 2,
+        ErrorKind::Policy => 3,
+        ErrorKind::Limit => 4,
+        ErrorKind::Image => 5,
+        ErrorKind::Io => 6,
+    }
+}
+
+fn error_kind(c: u8) -> Result<ErrorKind, Error> {
+    Ok(match c {
+        0 => ErrorKind::Rule,
+        1 => ErrorKind::Unsupported,
+        2 => ErrorKind::Call,
+        3 => ErrorKind::Policy,
+        4 => ErrorKind::Limit,
+        5 => ErrorKind::Image,
+        6 => ErrorKind::Io,
+        _ => return Err(bad("warning kind")),
+    })
+}
+
+fn write_error(w: &mut Writer, e: &Error) {
+    w.u8(error_kind_code(e.kind()));
+    w.bytes(e.message().as_bytes());
+    let l = e.location();
+    w_opt(w, l.source.as_deref());
+    w_opt(w, l.item.as_deref());
+    w_opt(w, l.text.as_deref());
+    match l.column {
+        None => w.u8(0),
+        Some(c) => {
+            w.u8(1);
+            w.len(c);
+        }
+    }
+}
+
+fn read_error(r: &mut Reader<'_>) -> Result<Error, Error> {
+    let kind = error_kind(r.u8()?)?;
+    let mut e = Error::new(kind, r.str()?);
+    if let Some(s) = r_opt(r)? {
+        e = e.with_source(s);
+    }
+    if let Some(i) = r_opt(r)? {
+        e = e.with_item(i);
+    }
+    let text = r_opt(r)?;
+    let column = match r.u8()? {
+        0 => None,
+        1 => Some(r.u32()? as usize),
+        _ => return Err(bad("column")),
+    };
+    match (text, column) {
+        (Some(t), Some(c)) => e = e.with_text(t, c),
+        (None, None) => {}
+        _ => return Err(bad("warning location")),
+    }
+    Ok(e)
+}
+
+fn effect_code(e: Effect) -> u8 {
+    match e {
+        Effect::Deny => 0,
+        Effect::Ask => 1,
+        Effect::Allow => 2,
+    }
+}
+
+fn list_code(l: List) -> u8 {
+    match l {
+        List::Allow => 0,
+        List::Ask => 1,
+        List::Deny => 2,
+        List::Rules => 3,
+    }
+}
+
+fn dialect_code(d: Dialect) -> u8 {
+    match d {
+        Dialect::Strict => 0,
+        Dialect::ClaudeCode => 1,
+        Dialect::Tuff => 2,
+    }
+}
+
+fn write_pieces(w: &mut Writer, pieces: &[GlobPiece]) {
+    w.len(pieces.len());
+    for p in pieces {
+        match p {
+            GlobPiece::Literal(s) => {
+                w.u8(0);
+                w.bytes(s.as_bytes());
+            }
+            GlobPiece::Star => w.u8(1),
+            GlobPiece::Question => w.u8(2),
+        }
+    }
+}
+
+fn read_pieces(r: &mut Reader<'_>) -> Result<Vec<GlobPiece>, Error> {
+    let n = r.len()?;
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        v.push(match r.u8()? {
+            0 => GlobPiece::Literal(r.str()?.to_string()),
+            1 => GlobPiece::Star,
+            2 => GlobPiece::Question,
+            _ => return Err(bad("glob piece")),
+        });
+    }
+    Ok(v)
+}
+
+fn write_form(w: &mut Writer, f: &CommandForm) {
+    match f {
+        CommandForm::Exact(s) => {
+            w.u8(0);
+            w.bytes(s.as_bytes());
+        }
+        CommandForm::Prefix(s) => {
+            w.u8(1);
+            w.bytes(s.as_bytes());
+        }
+        CommandForm::Glob(p) => {
+            w.u8(2);
+            write_pieces(w, p);
+        }
+        CommandForm::PrefixGlob(p) => {
+            w.u8(3);
+            write_pieces(w, p);
+        }
+    }
+}
+
+fn read_form(r: &mut Reader<'_>) -> Result<CommandForm, Error> {
+    Ok(match r.u8()? {
+        0 => CommandForm::Exact(r.str()?.to_string()),
+        1 => CommandForm::Prefix(r.str()?.to_string()),
+        2 => CommandForm::Glob(read_pieces(r)?),
+        3 => CommandForm::PrefixGlob(read_pieces(r)?),
+        _ => return Err(bad("command form")),
+    })
+}
+
+fn write_rule(w: &mut Writer, rule: &Rule) {
+    w.bytes(rule.text.as_bytes());
+    w.u8(effect_code(rule.effect));
+    w.u8(dialect_code(rule.dialect));
+    match &rule.tool {
+        ToolMatch::Name(n) => {
+            w.u8(0);
+            w.bytes(n.as_bytes());
+        }
+        ToolMatch::McpServer(s) => {
+            w.u8(1);
+            w.bytes(s.as_bytes());
+        }
+        ToolMatch::Glob(p) => {
+            w.u8(2);
+            write_pieces(w, p);
+        }
+    }
+    match &rule.pattern {
+        Pattern::Any => w.u8(0),
+        Pattern::Command(c) => {
+            w.u8(1);
+            write_form(w, &c.form);
+            w.u8(u8::from(c.case_insensitive));
+        }
+        Pattern::Path(p) => {
+            w.u8(2);
+            w.u8(match p.anchor {
+                Anchor::Root => 0,
+                Anchor::Home => 1,
+                Anchor::Source => 2,
+                Anchor::Project => 3,
+            });
+            w.len(p.segments.len());
+            for s in &p.segments {
+                match s {
+                    Segment::DoubleStar => w.u8(0),
+                    Segment::Pieces(ps) => {
+                        w.u8(1);
+                        w.len(ps.len());
+                        for piece in ps {
+                            match piece {
+                                SegPiece::Literal(l) => {
+                                    w.u8(0);
+                                    w.bytes(l.as_bytes());
+                                }
+                                SegPiece::Star => w.u8(1),
+                                SegPiece::Question => w.u8(2),
+                                SegPiece::Class { negated, ranges } => {
+                                    w.u8(3);
+                                    w.u8(u8::from(*negated));
+                                    w.len(ranges.len());
+                                    for (a, b) in ranges {
+                                        w.u32(*a as u32);
+                                        w.u32(*b as u32);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            w.u8(u8::from(p.anchored));
+            w.u8(u8::from(p.case_insensitive));
+        }
+        Pattern::Domain(d) => {
+            w.u8(3);
+            match d {
+                DomainPattern::Any => w.u8(0),
+                DomainPattern::Host { subdomains, labels } => {
+                    w.u8(1);
+                    w.u8(u8::from(*subdomains));
+                    w.len(labels.len());
+                    for l in labels {
+                        match l {
+                            DomainLabel::Literal(s) => {
+                                w.u8(0);
+                                w.bytes(s.as_bytes());
+                            }
+                            DomainLabel::Star => w.u8(1),
+                        }
+                    }
+                }
+            }
+        }
+        Pattern::Field { field, form } => {
+            w.u8(4);
+            w.bytes(field.as_bytes());
+            write_form(w, form);
+        }
+        Pattern::Tokens(t) => {
+            w.u8(5);
+            w.len(t.len());
+            for s in t {
+                w.bytes(s.as_bytes());
+            }
+        }
+        Pattern::Opaque(s) => {
+            w.u8(6);
+            w.bytes(s.as_bytes());
+        }
+    }
+    w.bytes(rule.provenance.source.as_bytes());
+    w.u8(list_code(rule.provenance.list));
+    w.len(rule.provenance.index);
+    w_opt(w, rule.reason.as_deref());
+}
+
+fn read_char(r: &mut Reader<'_>) -> Result<char, Error> {
+    char::from_u32(r.u32()?).ok_or_else(|| bad("character"))
+}
+
+fn read_rule(r: &mut Reader<'_>, names: &[Arc<str>]) -> Result<Rule, Error> {
+    let text = r.str()?.to_string();
+    let effect = match r.u8()? {
+        0 => Effect::Deny,
+        1 => Effect::Ask,
+        2 => Effect::Allow,
+        _ => return Err(bad("effect")),
+    };
+    let dialect = match r.u8()? {
+        0 => Dialect::Strict,
+        1 => Dialect::ClaudeCode,
+        2 => Dialect::Tuff,
+        _ => return Err(bad("dialect")),
+    };
+    let tool = match r.u8()? {
+        0 => ToolMatch::Name(r.str()?.to_string()),
+        1 => ToolMatch::McpServer(r.str()?.to_string()),
+        2 => ToolMatch::Glob(read_pieces(r)?),
+        _ => return Err(bad("tool")),
+    };
+    let pattern = match r.u8()? {
+        0 => Pattern::Any,
+        1 => Pattern::Command(CommandPattern {
+            form: read_form(r)?,
+            case_insensitive: r_bool(r)?,
+        }),
+        2 => {
+            let anchor = match r.u8()? {
+                0 => Anchor::Root,
+                1 => Anchor::Home,
+                2 => Anchor::Source,
+                3 => Anchor::Project,
+                _ => return Err(bad("anchor")),
+            };
+            let n = r.len()?;
+            let mut segments = Vec::with_capacity(n);
+            for _ in 0..n {
+                segments.push(match r.u8()? {
+                    0 => Segment::DoubleStar,
+                    1 => {
+                        let k = r.len()?;
+                        let mut ps = Vec::with_capacity(k);
+                        for _ in 0..k {
+                            ps.push(match r.u8()? {
+                                0 => SegPiece::Literal(r.str()?.to_string()),
+                                1 => SegPiece::Star,
+                                2 => SegPiece::Question,
+                                3 => {
+                                    let negated = r_bool(r)?;
+                                    let m = r.len()?;
+                                    let mut ranges = Vec::with_capacity(m);
+                                    for _ in 0..m {
+                                        ranges.push((read_char(r)?, read_char(r)?));
+                                    }
+                                    SegPiece::Class { negated, ranges }
+                                }
+                                _ => return Err(bad("path piece")),
+                            });
+                        }
+                        Segment::Pieces(ps)
+                    }
+                    _ => return Err(bad("path segment")),
+                });
+            }
+            Pattern::Path(PathPattern {
+                anchor,
+                segments,
+                anchored: r_bool(r)?,
+                case_insensitive: r_bool(r)?,
+            })
+        }
+        3 => Pattern::Domain(match r.u8()? {
+            0 => DomainPattern::Any,
+            1 => {
+                let subdomains = r_bool(r)?;
+                let n = r.len()?;
+                let mut labels = Vec::with_capacity(n);
+                for _ in 0..n {
+                    labels.push(match r.u8()? {
+                        0 => DomainLabel::Literal(r.str()?.to_string()),
+                        1 => DomainLabel::Star,
+                        _ => return Err(bad("domain label")),
+                    });
+                }
+                DomainPattern::Host { subdomains, labels }
+            }
+            _ => return Err(bad("domain pattern")),
+        }),
+        4 => Pattern::Field {
+            field: r.str()?.to_string(),
+            form: read_form(r)?,
+        },
+        5 => {
+            let n = r.len()?;
+            let mut t = Vec::with_capacity(n);
+            for _ in 0..n {
+                t.push(r.str()?.to_string());
+            }
+            Pattern::Tokens(t)
+        }
+        6 => Pattern::Opaque(r.str()?.to_string()),
+        _ => return Err(bad("pattern")),
+    };
+    let source_name = r.str()?;
+    let source = names
+        .iter()
+        .find(|n| &***n == source_name)
+        .cloned()
+        .unwrap_or_else(|| Arc::from(source_name));
+    let list = match r.u8()? {
+        0 => List::Allow,
+        1 => List::Ask,
+        2 => List::Deny,
+        3 => List::Rules,
+        _ => return Err(bad("list")),
+    };
+    let index = r.u32()? as usize;
+    let reason = r_opt(r)?;
+    Ok(Rule {
+        text,
+        effect,
+        dialect,
+        tool,
+        pattern,
+        provenance: Provenance {
+            source,
+            list,
+            index,
+        },
+        reason,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::Config;
+
+    fn sample() -> PolicyImage {
+        let mut p = LoadedPolicy::new();
+        p.add_settings_text(
+            r#"{"permissions": {"allow": ["Bash(git *)", "Read(src/**)", "mcp__db", 3],
+                "ask": ["WebFetch(domain:*.example.com)"],
+                "deny": ["Bash(rm -rf *)", "Edit(//etc/[a-c]*)", "Agent(Explore)"]},
+                "additionalDirectories": ["~/notes"], "defaultMode": "plan"}"#,
+            "s.json",
+            None,
+            SourceKind::Settings,
+            SourceRoot::Dir("/p".into()),
+        )
+        .unwrap();
+        p.add_rule(Effect::Deny, "Bash(curl *)").unwrap();
+        let c = Policy::builder()
+            .configure(Config::one_shot())
+            .build(p.rules().to_vec())
+            .unwrap();
+        PolicyImage::new("recipe", p, c)
+    }
+
+    #[test]
+    fn round_trip_keeps_everything() {
+        let img = sample();
+        let back = PolicyImage::from_bytes(&img.to_bytes().unwrap(), "x").unwrap();
+        assert_eq!(back.policy(), img.policy());
+        assert_eq!(back.recipe(), "recipe");
+        assert!(!back.policy().warnings().is_empty());
+    }
+
+    proptest::proptest! {
+        /// Any change to the payload, checksummed again so that it gets
+        /// past the frame, is decoded or refused, never a panic.
+        #[test]
+        fn a_damaged_payload_never_panics(
+            edits in proptest::collection::vec((0usize..1 << 20, 0u8..=255), 1..6),
+            cut in proptest::option::of(0usize..1 << 20),
+        ) {
+            let bytes = sample().to_bytes().unwrap();
+            let header = 40;
+            let mut payload = bytes[header..].to_vec();
+            for (at, b) in edits {
+                let i = at % payload.len();
+                payload[i] = b;
+            }
+            if let Some(c) = cut {
+                payload.truncate(c % (payload.len() + 1));
+            }
+            let framed = frame(KIND_COMPILED, payload);
+            let _ = PolicyImage::from_bytes(&framed, "x");
+        }
+    }
+}
