@@ -220,69 +220,90 @@ pub fn check_matchers_in(
     };
     let mut m = Matches::new();
     let mut queries = 0;
-    for (name, policy) in policies(&rules, which)? {
-        let mut compare = |what: &str, input: &str, got: Vec<usize>, want: Vec<usize>| {
-            queries += 1;
-            if got == want {
-                return Ok(());
-            }
-            Err(format!(
-                "{name}: {what} {input:?}: compiled {got:?}, reference {want:?} (rule positions)"
-            ))
-        };
-        for s in inputs {
-            policy.find(Kind::Command, None, s, &mut m);
+    let policies = policies(&rules, which)?;
+    // Each query: what it asks, its input, and the reference's answer,
+    // computed once and put to every matcher.
+    let mut asked: Vec<(String, String, Option<Kind>, Vec<usize>)> = Vec::new();
+    for s in inputs {
+        asked.clear();
+        let w = want(
+            &rules,
+            |r| matches!(&r.pattern, Pattern::Command(p) if reference::command_matches(p, s)),
+        );
+        asked.push(("command".into(), s.clone(), Some(Kind::Command), w));
+        let w = want(&rules, |r| {
+            r.pattern == Pattern::Any && reference::tool_matches(&r.tool, s)
+        });
+        asked.push(("tool".into(), s.clone(), Some(Kind::Tool), w));
+        for &f in &fields {
+            let mut input = serde_json::Map::new();
+            input.insert(f.to_string(), Value::String(s.clone()));
+            let w = want(&rules, |r| {
+                matches!(&r.pattern, Pattern::Field { field, form }
+                    if field == f && reference::field_matches(f, form, &input))
+            });
+            asked.push((format!("field {f}"), s.clone(), None, w));
+        }
+        if is_host(s) {
             let w = want(
                 &rules,
-                |r| matches!(&r.pattern, Pattern::Command(p) if reference::command_matches(p, s)),
+                |r| matches!(&r.pattern, Pattern::Domain(d) if reference::domain_matches(d, s)),
             );
-            compare("command", s, positions(&policy, &m)?, w)?;
-
-            policy.find(Kind::Tool, None, s, &mut m);
-            let w = want(&rules, |r| {
-                r.pattern == Pattern::Any && reference::tool_matches(&r.tool, s)
-            });
-            compare("tool", s, positions(&policy, &m)?, w)?;
-
-            for &f in &fields {
-                policy.find_field(None, f, s, &mut m);
-                let mut input = serde_json::Map::new();
-                input.insert(f.to_string(), Value::String(s.clone()));
-                let w = want(&rules, |r| {
-                    matches!(&r.pattern, Pattern::Field { field, form }
-                        if field == f && reference::field_matches(f, form, &input))
-                });
-                compare(&format!("field {f}"), s, positions(&policy, &m)?, w)?;
-            }
-
-            if is_host(s) {
-                policy.find(Kind::Domain, None, s, &mut m);
-                let w = want(
-                    &rules,
-                    |r| matches!(&r.pattern, Pattern::Domain(d) if reference::domain_matches(d, s)),
-                );
-                compare("host", s, positions(&policy, &m)?, w)?;
-            }
-
-            if is_rel_path(s) {
-                for (kind, tools) in [(Kind::Read, READ_TOOLS), (Kind::Edit, EDIT_TOOLS)] {
-                    for base in BASES {
-                        let abs = format!("{base}/{s}");
-                        policy.find_path(kind, None, &abs, &dirs, &mut m);
-                        let w = want(&rules, |r| match &r.pattern {
-                            Pattern::Path(p) if tools.iter().any(|t| r.governs(t)) => {
-                                toolgate::paths::relative_to(&abs, anchor_dir(r, p.anchor))
-                                    .is_some_and(|rel| reference::path_matches(p, &rel))
-                            }
-                            _ => false,
-                        });
-                        compare(
-                            &format!("{} path", kind.as_str()),
-                            &abs,
-                            positions(&policy, &m)?,
-                            w,
-                        )?;
+            asked.push(("host".into(), s.clone(), Some(Kind::Domain), w));
+        }
+        if is_rel_path(s) {
+            for base in BASES {
+                let abs = format!("{base}/{s}");
+                // The path relative to each anchor directory, worked out
+                // once: a handful of directories serve every rule.
+                let mut rels: Vec<(&str, Option<String>)> = Vec::new();
+                let mut rel_to = |dir: &'static str| -> Option<String> {
+                    if let Some((_, r)) = rels.iter().find(|(d, _)| *d == dir) {
+                        return r.clone();
                     }
+                    let r = toolgate::paths::relative_to(&abs, dir);
+                    rels.push((dir, r.clone()));
+                    r
+                };
+                for (kind, tools) in [(Kind::Read, READ_TOOLS), (Kind::Edit, EDIT_TOOLS)] {
+                    let mut w = Vec::new();
+                    for (i, r) in rules.iter().enumerate() {
+                        if let Pattern::Path(p) = &r.pattern {
+                            if tools.iter().any(|t| r.governs(t))
+                                && rel_to(anchor_dir(r, p.anchor))
+                                    .is_some_and(|rel| reference::path_matches(p, &rel))
+                            {
+                                w.push(i);
+                            }
+                        }
+                    }
+                    asked.push((
+                        format!("{} path", kind.as_str()),
+                        abs.clone(),
+                        Some(kind),
+                        w,
+                    ));
+                }
+            }
+        }
+        for (name, policy) in &policies {
+            for (what, input, kind, w) in &asked {
+                match kind {
+                    Some(k @ (Kind::Read | Kind::Edit)) => {
+                        policy.find_path(*k, None, input, &dirs, &mut m)
+                    }
+                    Some(k) => policy.find(*k, None, input, &mut m),
+                    None => {
+                        let f = what.strip_prefix("field ").unwrap_or(what);
+                        policy.find_field(None, f, input, &mut m)
+                    }
+                }
+                queries += 1;
+                let got = positions(policy, &m)?;
+                if &got != w {
+                    return Err(format!(
+                        "{name}: {what} {input:?}: compiled {got:?}, reference {w:?} (rule positions)"
+                    ));
                 }
             }
         }

@@ -304,8 +304,9 @@ pub(crate) fn lower_tool(t: &ToolMatch) -> Lowered {
     }
 }
 
-/// `[^.]*`: one label (bytes; exact for the same reason as [`ANY_RUN`]).
-const LABEL: &str = "(?-u:[^.])*";
+/// `[^.]+`: one label, never empty (bytes; exact for the same reason as
+/// [`ANY_RUN`]).
+const LABEL: &str = "(?-u:[^.])+";
 
 /// Lowers a domain pattern, matched against a host (ASCII lower case,
 /// trailing `.` removed).
