@@ -459,7 +459,9 @@ fn chain(
         } else {
             cur.get(start..).unwrap_or(&[]).to_vec()
         };
-        if shell && nested {
+        // A shell at the top of a command was read by the parser; one a
+        // wrapper or `find -exec` runs is read here.
+        if shell && (nested || !top) {
             script = shell_script(&layer.own, c);
         }
         layers.push(layer);
