@@ -435,6 +435,16 @@ impl Evaluator {
                 for argv in wrappers {
                     self.token_matches(tool, argv, holes, true, &mut cands_buf, ids);
                 }
+                // A rule that a wrapper's argv matches for certain is not
+                // also one that only could match (as the reference says).
+                if !wrappers.is_empty() && ids.iter().any(|&(_, h)| h == How::Could) {
+                    let sure: Vec<u32> = ids
+                        .iter()
+                        .filter(|&&(_, h)| h == How::Matches)
+                        .map(|&(id, _)| id)
+                        .collect();
+                    ids.retain(|&(id, h)| h != How::Could || !sure.contains(&id));
+                }
                 if !holes.is_empty() {
                     let certain: Vec<u32> = ids.iter().map(|&(id, _)| id).collect();
                     let compatible = self.could_commands.iter().filter(|(id, lit)| {
