@@ -26,24 +26,34 @@ use std::ops::Range;
 
 /// The first use of a value as code in `scripts`: the script's index and
 /// the span of the context.
-pub(crate) fn find(scripts: &[&str]) -> Option<(usize, Range<usize>)> {
+pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
     let mut contexts = Vec::new();
+    // Each script's zones, computed once (only for a command that has a
+    // context at all: most have none and allocate nothing here).
+    let mut zone_of: Vec<Option<Vec<Zone>>> = Vec::new();
     // Nested scripts first: their text is also part of their parent's, and
     // the innermost reading names the place in the script that holds it.
     for (k, s) in scripts.iter().enumerate().rev() {
-        if might_evaluate(s) {
-            collect_contexts(s.as_bytes(), k, &mut contexts);
+        if might_evaluate(&s.text) {
+            let z = zones(s.text.as_bytes());
+            collect_contexts(s.text.as_bytes(), &z, k, &mut contexts);
+            zone_of.resize(scripts.len(), None);
+            zone_of[k] = Some(z);
         }
     }
     if contexts.is_empty() {
         return None;
     }
     let mut tainted: HashSet<&str> = HashSet::new();
-    for s in scripts {
-        collect_taint(s, &mut tainted);
+    for (k, s) in scripts.iter().enumerate() {
+        let z = zone_of
+            .get_mut(k)
+            .and_then(Option::take)
+            .unwrap_or_else(|| zones(s.text.as_bytes()));
+        collect_taint(&s.text, &z, &mut tainted);
     }
     contexts.into_iter().find_map(|c| {
-        let text = scripts.get(c.script)?.get(c.span.clone())?;
+        let text = scripts.get(c.script)?.text.get(c.span.clone())?;
         let hit = idents(text).any(|id| is_positional(id) || tainted.contains(id));
         hit.then_some((c.script, c.span))
     })
@@ -188,8 +198,7 @@ fn starts_word(b: &[u8], i: usize, word: &[u8]) -> bool {
             .is_none_or(|c| matches!(c, b' ' | b'\t'))
 }
 
-fn collect_contexts(b: &[u8], script: usize, out: &mut Vec<Context>) {
-    let zone = zones(b);
+fn collect_contexts(b: &[u8], zone: &[Zone], script: usize, out: &mut Vec<Context>) {
     let mut push = |span: Range<usize>| out.push(Context { script, span });
     let mut i = 0;
     while i < b.len() {
@@ -270,7 +279,7 @@ fn collect_contexts(b: &[u8], script: usize, out: &mut Vec<Context>) {
             continue;
         }
         if starts_word(b, i, b"let") {
-            push(i + 3..command_end(b, &zone, i + 3));
+            push(i + 3..command_end(b, zone, i + 3));
             i += 3;
             continue;
         }
@@ -278,7 +287,7 @@ fn collect_contexts(b: &[u8], script: usize, out: &mut Vec<Context>) {
             .iter()
             .any(|w| starts_word(b, i, w.as_bytes()))
         {
-            let end = command_end(b, &zone, i);
+            let end = command_end(b, zone, i);
             let words = std::str::from_utf8(&b[i..end]).unwrap_or("");
             if words
                 .split_ascii_whitespace()
@@ -378,9 +387,8 @@ fn is_inert(v: &str) -> bool {
 
 /// The names whose value the command sets to anything that could refer to
 /// a name or a subscript when evaluated.
-fn collect_taint<'a>(s: &'a str, out: &mut HashSet<&'a str>) {
+fn collect_taint<'a>(s: &'a str, zone: &[Zone], out: &mut HashSet<&'a str>) {
     let b = s.as_bytes();
-    let zone = zones(b);
     let mut i = 0;
     while i < b.len() {
         if zone[i] != Zone::Plain
@@ -421,7 +429,7 @@ fn collect_taint<'a>(s: &'a str, out: &mut HashSet<&'a str>) {
         if !word_start(b, start) {
             continue;
         }
-        let end = command_end(b, &zone, i);
+        let end = command_end(b, zone, i);
         let words: Vec<&str> = s
             .get(i..end)
             .unwrap_or("")

@@ -69,8 +69,7 @@ pub const MAX_COMMAND_BRACE_WORDS: usize = 4096;
 /// Reads a shell command line. Never panics; see the [module](self) docs.
 pub fn read(command: &str) -> Reading {
     let mut reading = parse::read(command);
-    let texts: Vec<&str> = reading.scripts.iter().map(|s| &*s.text).collect();
-    if let Some((script, span)) = evaluating::find(&texts) {
+    if let Some((script, span)) = evaluating::find(&reading.scripts) {
         reading.incomplete.push(Incomplete {
             reason: Reason::ValueRunsCode,
             script,
