@@ -1,6 +1,8 @@
 //! `toolgate eval` as a process (SPEC §10.2): order, ids, error lines,
 //! exit codes, context flags against per-line keys, `--summary`.
 
+mod common;
+
 use serde_json::{Value, json};
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -414,4 +416,147 @@ fn a_panicking_line_is_an_error_line_not_a_lost_batch() {
     assert!(lines[1].get("decision").is_none(), "{}", lines[1]);
     assert_eq!(lines[2]["decision"], "deny", "{}", lines[2]);
     assert_eq!(r.code, 1);
+}
+
+/// Lines of every shape the batch reads in one pass (or hands to the full
+/// reading): each must come out byte for byte as the full reading alone
+/// writes it.
+fn tricky_lines() -> Vec<String> {
+    let mut lines: Vec<String> = [
+        r#"{"tool":"Bash","input":{"command":"git status"}}"#,
+        r#"{"tool_name":"Bash","tool_input":{"command":"git push --force origin"},"tool_use_id":"toolu_1","session_id":"s","hook_event_name":"PreToolUse","transcript_path":"/t"}"#,
+        r#"{"tool_name":"Bash","tool_input":{"command":"terraform apply"},"permission_mode":"plan","cwd":"/w/sub"}"#,
+        r#"{"tool":"Bash","input":{"command":"rm -rf x"},"mode":"bypassPermissions"}"#,
+        r#"{"tool":"Bash","input":{"command":"ls $(cat x)"},"mode":"acceptEdits"}"#,
+        r#"{"tool":"Bash","input":{"command":"ls $(cat x)"},"mode":"dontAsk"}"#,
+        r#"{"tool":"Edit","input":{"file_path":"infra/main.tf"},"mode":"plan"}"#,
+        r#"{"tool":"Read","input":{"file_path":".env"},"project_dir":"/w","home":"/h"}"#,
+        r#"{"tool":"Read","input":{"file_path":"/x/secrets/k"},"additional_directories":["/x","/y"]}"#,
+        r#"{"tool":"Read","input":{"file_path":"/x/k"},"additional_directories":[]}"#,
+        r#"{"tool":"WebFetch","input":{"url":"https://docs.rs/x"}}"#,
+        r#"{"tool":"mcp__github__delete_repo"}"#,
+        r#"{"tool":"Task","input":{"subagent_type":"Explore"}}"#,
+        r#"{"tool":"Skill","input":{"skill":"/commit"}}"#,
+        // Escapes in keys and values; a string id with escapes.
+        r#"{"t\u006fol":"Ba\u0073h","input":{"command":"git \"log\"\n\u00e9"},"tool_use_id":"a\"b\u2028"}"#,
+        // Ids that are numbers, null, other types.
+        r#"{"tool":"Bash","input":{"command":"ls"},"tool_use_id":12}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"tool_use_id":1.50e2}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"tool_use_id":null}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"tool_use_id":[1]}"#,
+        // Known keys given twice, or null, or of another type.
+        r#"{"tool":"Read","tool":"Bash","input":{"command":"git log"}}"#,
+        r#"{"tool":"Bash","input":{"command":"rm x"},"input":{"command":"git log"}}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"cwd":"/a","cwd":"/b"}"#,
+        r#"{"tool":null,"tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+        r#"{"tool":"Bash","tool_name":"Bash","input":{"command":"ls"}}"#,
+        r#"{"tool":"Bash","input":null}"#,
+        r#"{"tool":"Bash","input":"ls"}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"tool_input":"not an object"}"#,
+        r#"{"tool_name":"Bash","tool_input":{"command":"ls"},"input":[1]}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"cwd":null,"mode":null,"home":null}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"additional_directories":null}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"additional_directories":["/a",3]}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"additional_directories":"/a"}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"cwd":3}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"cwd":"relative"}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"mode":"sideways"}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"mode":"plan","permission_mode":"default"}"#,
+        r#"{"tool":3,"input":{}}"#,
+        r#"{"tool":"","input":{}}"#,
+        r#"{"input":{}}"#,
+        r#"{"tool":"Bash"}"#,
+        r#"{"tool":"Bash","input":{"command":7}}"#,
+        r#"{"tool":"Read","input":{"path":"a","file_path":"b"}}"#,
+        r#"{"tool":"Bash","input":{"command":"ls","command":"rm x"}}"#,
+        // Other keys: every type, nested; values the full reading rejects.
+        r#"{"tool":"Bash","input":{"command":"ls"},"x":[1,-2.5e3,true,false,null,{"a":{"b":[]}}],"y":"\t"}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"x":"\ud800"}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"x":1e400}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"\ud800":1}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"x":"\q"}"#,
+        r#"{"tool":"Bash","input":{"command":"ls"},"x":01}"#,
+        // Not an object, not JSON, trailing text, blank, a lone CR.
+        r#"["Bash"]"#,
+        r#""Bash""#,
+        "null",
+        "{",
+        r#"{"tool":"Bash","input":{"command":"ls"}} x"#,
+        r#"{"tool":"Bash","input":{"command":"ls"}}  "#,
+        "",
+        "   ",
+        "{\"tool\":\"Bash\",\"input\":{\"command\":\"ls\"}}\r",
+        "{\"tool\":\"Bash\",\"input\":{\"command\":\"ls\"}}\r\r",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    // Deep nesting, past serde_json's limit and just under it.
+    for depth in [126, 127, 128, 200] {
+        lines.push(format!(
+            r#"{{"tool":"Bash","input":{{"command":"ls"}},"x":{}1{}}}"#,
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ));
+    }
+    lines
+}
+
+#[test]
+fn the_one_pass_reading_writes_what_the_full_reading_writes() {
+    let mut lines = tricky_lines();
+    // The tldr commands in both line shapes and every mode, when the
+    // corpus is there.
+    if let Some(commands) = common::corpus_lines("tldr-commands.txt") {
+        let modes = [
+            None,
+            Some("default"),
+            Some("plan"),
+            Some("acceptEdits"),
+            Some("dontAsk"),
+            Some("bypassPermissions"),
+        ];
+        for (i, cmd) in commands.iter().enumerate().step_by(3) {
+            let mut v = if i % 2 == 0 {
+                json!({"tool": "Bash", "input": {"command": cmd}})
+            } else {
+                json!({"tool_name": "Bash", "tool_input": {"command": cmd},
+                       "tool_use_id": format!("toolu_{i}"), "session_id": "s"})
+            };
+            if let Some(m) = modes[i % modes.len()] {
+                v[if i % 2 == 0 {
+                    "mode"
+                } else {
+                    "permission_mode"
+                }] = json!(m);
+            }
+            lines.push(v.to_string());
+        }
+    }
+    let text = input(&lines);
+    let args = [
+        "--policy",
+        POLICY,
+        "--policy",
+        "tests/data/policy/tuff/ok-example.toml",
+        "--cwd",
+        "/w",
+    ];
+    let one_pass = run(&args, &text);
+    let full = run_env(&args, &text, &[("TOOLGATE_EVAL_TEST_FULL", "1")]);
+    assert_eq!(full.code, one_pass.code);
+    assert_eq!(one_pass.lines.len(), lines.len(), "{}", one_pass.stderr);
+    let differ: Vec<String> = lines
+        .iter()
+        .zip(one_pass.stdout.lines().zip(full.stdout.lines()))
+        .filter(|(_, (a, b))| a != b)
+        .map(|(l, (a, b))| format!("{l}\n  one pass: {a}\n  full:     {b}"))
+        .collect();
+    assert!(
+        differ.is_empty(),
+        "{} lines differ:\n{}",
+        differ.len(),
+        differ.join("\n")
+    );
+    assert_eq!(one_pass.stdout, full.stdout);
 }

@@ -11,13 +11,15 @@
 //! `TOOLGATE_EVAL_TEST_PANIC=N`, which panics on line N, for the end-to-end
 //! test of that path.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::fmt;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rayon::prelude::*;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -147,7 +149,7 @@ impl Defaults {
         cwd: Option<&str>,
         project: Option<&str>,
         home: Option<&str>,
-        dirs: Option<&[String]>,
+        dirs: Option<&[&str]>,
     ) -> Result<EvalContext, Error> {
         if cwd.is_none() && project.is_none() && home.is_none() && dirs.is_none() {
             if let Some(b) = &self.base {
@@ -169,8 +171,17 @@ impl Defaults {
         if let Some(h) = home.or(self.home.as_deref()) {
             ctx = ctx.with_home(h)?;
         }
-        for d in dirs.unwrap_or(&self.add_dirs) {
-            ctx = ctx.with_additional_dir(d)?;
+        match dirs {
+            Some(ds) => {
+                for d in ds {
+                    ctx = ctx.with_additional_dir(d)?;
+                }
+            }
+            None => {
+                for d in &self.add_dirs {
+                    ctx = ctx.with_additional_dir(d)?;
+                }
+            }
         }
         Ok(ctx.with_follow_symlinks(false))
     }
@@ -239,14 +250,6 @@ pub fn load_evaluator(
     Ok((loaded, evaluator))
 }
 
-/// One line's result, as the summary needs it.
-struct Outcome {
-    line: String,
-    verdict: Option<Verdict>,
-    /// The deciding rule's position in policy order.
-    rule: Option<usize>,
-}
-
 /// A string-valued key of a line (an error when present and not a string).
 fn str_key<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>, Error> {
     match obj.get(key) {
@@ -259,43 +262,71 @@ fn str_key<'a>(obj: &'a Map<String, Value>, key: &str) -> Result<Option<&'a str>
     }
 }
 
+/// A line's context keys (SPEC §10.2), as read from it; absent ones fall
+/// back on the flags.
+#[derive(Debug, Default)]
+struct LineKeys<'a> {
+    cwd: Option<&'a str>,
+    project_dir: Option<&'a str>,
+    home: Option<&'a str>,
+    dirs: Option<Vec<&'a str>>,
+    mode: Option<&'a str>,
+    permission_mode: Option<&'a str>,
+}
+
+impl LineKeys<'_> {
+    /// The line gives no context of its own.
+    fn is_empty(&self) -> bool {
+        self.cwd.is_none()
+            && self.project_dir.is_none()
+            && self.home.is_none()
+            && self.dirs.is_none()
+            && self.mode.is_none()
+            && self.permission_mode.is_none()
+    }
+
+    /// The context (mode included) these keys give.
+    fn context(&self, defaults: &Defaults, evaluator: &Evaluator) -> Result<EvalContext, Error> {
+        let mode = match (self.mode, self.permission_mode) {
+            (Some(m), _) | (None, Some(m)) => Some(m.parse::<PermissionMode>()?),
+            (None, None) => defaults.mode,
+        };
+        let ctx = defaults.context(self.cwd, self.project_dir, self.home, self.dirs.as_deref())?;
+        let ctx = evaluator.with_policy_dirs(ctx)?;
+        Ok(ctx.with_mode(evaluator.effective_mode(mode)))
+    }
+}
+
 /// The context (mode included) of one parsed line.
 pub fn line_context(
     obj: &Map<String, Value>,
     defaults: &Defaults,
     evaluator: &Evaluator,
 ) -> Result<EvalContext, Error> {
-    let cwd = str_key(obj, "cwd")?;
-    let project = str_key(obj, "project_dir")?;
-    let home = str_key(obj, "home")?;
-    let dirs: Option<Vec<String>> = match obj.get("additional_directories") {
+    let bad_dirs = || {
+        Error::new(
+            ErrorKind::Call,
+            "call line key \"additional_directories\" must be an array of strings",
+        )
+    };
+    let mut keys = LineKeys {
+        cwd: str_key(obj, "cwd")?,
+        project_dir: str_key(obj, "project_dir")?,
+        home: str_key(obj, "home")?,
+        ..LineKeys::default()
+    };
+    keys.dirs = match obj.get("additional_directories") {
         None | Some(Value::Null) => None,
         Some(Value::Array(a)) => Some(
             a.iter()
-                .map(|v| {
-                    v.as_str().map(str::to_string).ok_or_else(|| {
-                        Error::new(
-                            ErrorKind::Call,
-                            "call line key \"additional_directories\" must be an array of strings",
-                        )
-                    })
-                })
+                .map(|v| v.as_str().ok_or_else(bad_dirs))
                 .collect::<Result<_, _>>()?,
         ),
-        Some(_) => {
-            return Err(Error::new(
-                ErrorKind::Call,
-                "call line key \"additional_directories\" must be an array of strings",
-            ));
-        }
+        Some(_) => return Err(bad_dirs()),
     };
-    let mode = match (str_key(obj, "mode")?, str_key(obj, "permission_mode")?) {
-        (Some(m), _) | (None, Some(m)) => Some(m.parse::<PermissionMode>()?),
-        (None, None) => defaults.mode,
-    };
-    let ctx = defaults.context(cwd, project, home, dirs.as_deref())?;
-    let ctx = evaluator.with_policy_dirs(ctx)?;
-    Ok(ctx.with_mode(evaluator.effective_mode(mode)))
+    keys.mode = str_key(obj, "mode")?;
+    keys.permission_mode = str_key(obj, "permission_mode")?;
+    keys.context(defaults, evaluator)
 }
 
 /// The deciding rule of a decision line.
@@ -311,6 +342,18 @@ pub struct RuleOut<'a> {
     pub list: &'static str,
     /// 0-based index within the list.
     pub index: usize,
+}
+
+impl<'a> RuleOut<'a> {
+    fn of(d: &'a Decision<'_>) -> Option<RuleOut<'a>> {
+        d.rule.map(|r| RuleOut {
+            text: &r.rule.text,
+            effect: r.rule.effect.as_str(),
+            source: &r.rule.provenance.source,
+            list: r.rule.provenance.list.as_str(),
+            index: r.rule.provenance.index,
+        })
+    }
 }
 
 /// One decision line, fields in the order SPEC §10.2 writes them.
@@ -330,23 +373,257 @@ pub struct DecisionOut<'a> {
 pub fn decision_out<'a>(d: &'a Decision<'_>, id: Value) -> DecisionOut<'a> {
     DecisionOut {
         decision: d.verdict.as_str(),
-        rule: d.rule.map(|r| RuleOut {
-            text: &r.rule.text,
-            effect: r.rule.effect.as_str(),
-            source: &r.rule.provenance.source,
-            list: r.rule.provenance.list.as_str(),
-            index: r.rule.provenance.index,
-        }),
+        rule: RuleOut::of(d),
         reason: d.reason(),
         id,
     }
 }
 
-/// Evaluates one input line (1-based `n`) to its output line.
+/// A line's `id` as written out: its `tool_use_id`, or its line number.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Id<'a> {
+    Line(u64),
+    Text(&'a str),
+}
+
+/// [`DecisionOut`] borrowing everything, for the batch: the same bytes
+/// once serialised.
+#[derive(serde::Serialize)]
+struct DecisionLine<'a> {
+    decision: &'static str,
+    rule: Option<RuleOut<'a>>,
+    reason: &'a str,
+    id: Id<'a>,
+}
+
+/// Writes the decision line of `d` (newline included) at the end of
+/// `out`; `reason` is scratch space. On an error `out` may hold part of
+/// the line.
+fn write_decision(
+    out: &mut Vec<u8>,
+    d: &Decision<'_>,
+    id: Id<'_>,
+    reason: &mut String,
+) -> Result<(), ()> {
+    reason.clear();
+    d.write_reason(reason).map_err(|_| ())?;
+    let line = DecisionLine {
+        decision: d.verdict.as_str(),
+        rule: RuleOut::of(d),
+        reason,
+        id,
+    };
+    serde_json::to_writer(&mut *out, &line).map_err(|_| ())?;
+    out.push(b'\n');
+    Ok(())
+}
+
+/// A string of a line, borrowed from the line unless it holds escapes.
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Text<'a>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s.to_string())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Text<'de>, E> {
+                Ok(Text(Cow::Owned(s)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// Any JSON value, checked exactly as reading it into a
+/// [`serde_json::Value`] checks it (strings' escapes, numbers' range,
+/// nesting depth), then dropped. (`serde::de::IgnoredAny` checks less: a
+/// line it accepts could be one the full reading rejects.)
+struct Skip;
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Skip, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Skip;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Skip, D::Error> {
+                Skip::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+                while seq.next_element::<Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+                while map.next_key::<Skip>()?.is_some() {
+                    map.next_value::<Skip>()?;
+                }
+                Ok(Skip)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The keys of a call line the batch reads, in one pass over the line
+/// and borrowed from it; every other key is checked and skipped.
+///
+/// Only the common line is read this way: a known key that is null, of
+/// another type than the common one, or given twice fails the read, and
+/// the line is then read in full (as a [`serde_json::Value`]), which
+/// gives such lines their exact meaning or error.
+#[derive(Default)]
+struct Line<'a> {
+    tool: Option<Text<'a>>,
+    tool_name: Option<Text<'a>>,
+    input: Option<Map<String, Value>>,
+    tool_input: Option<Map<String, Value>>,
+    tool_use_id: Option<Text<'a>>,
+    cwd: Option<Text<'a>>,
+    project_dir: Option<Text<'a>>,
+    home: Option<Text<'a>>,
+    additional_directories: Option<Vec<Text<'a>>>,
+    mode: Option<Text<'a>>,
+    permission_mode: Option<Text<'a>>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Line<'a>, D::Error> {
+        struct V;
+        /// Fills a field once: a key given twice is for the full reading.
+        fn put<T, E: de::Error>(slot: &mut Option<T>, v: T) -> Result<(), E> {
+            if slot.is_some() {
+                return Err(E::custom("a key given twice"));
+            }
+            *slot = Some(v);
+            Ok(())
+        }
+        impl<'de> Visitor<'de> for V {
+            type Value = Line<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a call as a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Line<'de>, A::Error> {
+                let mut l = Line::default();
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    match &*key.0 {
+                        "tool" => put(&mut l.tool, map.next_value()?)?,
+                        "tool_name" => put(&mut l.tool_name, map.next_value()?)?,
+                        "input" => put(&mut l.input, map.next_value()?)?,
+                        "tool_input" => put(&mut l.tool_input, map.next_value()?)?,
+                        "tool_use_id" => put(&mut l.tool_use_id, map.next_value()?)?,
+                        "cwd" => put(&mut l.cwd, map.next_value()?)?,
+                        "project_dir" => put(&mut l.project_dir, map.next_value()?)?,
+                        "home" => put(&mut l.home, map.next_value()?)?,
+                        "additional_directories" => {
+                            put(&mut l.additional_directories, map.next_value()?)?;
+                        }
+                        "mode" => put(&mut l.mode, map.next_value()?)?,
+                        "permission_mode" => put(&mut l.permission_mode, map.next_value()?)?,
+                        _ => {
+                            map.next_value::<Skip>()?;
+                        }
+                    }
+                }
+                Ok(l)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Decides a common line read as a [`Line`]: `None` when the line is not
+/// one (see [`Line`]) or its call or context is malformed, for the full
+/// reading to give its error. The id is the line's `tool_use_id`, if any.
+fn decide_common<'l, 'e>(
+    raw: &'l [u8],
+    defaults: &Defaults,
+    prepared: Option<&EvalContext>,
+    evaluator: &'e Evaluator,
+) -> Option<(Decision<'e>, Option<Text<'l>>)> {
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    // (A line this read accepts is valid UTF-8: every string in it was
+    // checked, and everything else is ASCII.)
+    let line: Line<'l> = serde_json::from_slice(raw).ok()?;
+    let (tool, input) = match (line.tool, line.tool_name) {
+        (Some(t), None) => (t, line.input),
+        (None, Some(t)) => (t, line.tool_input),
+        _ => return None,
+    };
+    let call = ToolCall::new(&tool.0, input.unwrap_or_default()).ok()?;
+    fn text<'t>(t: &'t Option<Text<'_>>) -> Option<&'t str> {
+        t.as_ref().map(|t| &*t.0)
+    }
+    let keys = LineKeys {
+        cwd: text(&line.cwd),
+        project_dir: text(&line.project_dir),
+        home: text(&line.home),
+        dirs: line
+            .additional_directories
+            .as_ref()
+            .map(|ds| ds.iter().map(|d| &*d.0).collect()),
+        mode: text(&line.mode),
+        permission_mode: text(&line.permission_mode),
+    };
+    let own;
+    let ctx = match prepared {
+        Some(base) if keys.is_empty() => base,
+        _ => {
+            own = keys.context(defaults, evaluator).ok()?;
+            &own
+        }
+    };
+    let d = evaluator.evaluate(&call, ctx).ok()?;
+    Some((d, line.tool_use_id))
+}
+
+/// One line's result from the full reading.
+struct Outcome {
+    line: String,
+    verdict: Option<Verdict>,
+    /// The deciding rule's position in policy order.
+    rule: Option<usize>,
+}
+
+/// Evaluates one input line (1-based `n`) to its output line, reading it
+/// in full: the reading of every line [`decide_common`] leaves, and the
+/// one that words the errors.
 ///
 /// `prepared` is the context of a line with no context keys of its own,
 /// built once per run.
-fn eval_line(
+fn eval_line_full(
     raw: &[u8],
     n: u64,
     defaults: &Defaults,
@@ -380,11 +657,8 @@ fn eval_line(
             "permission_mode",
         ];
         let own;
-        // (A line holds few keys: one pass over them, not a lookup per
-        // context key.)
         let plain = !obj.keys().any(|k| KEYS.contains(&k.as_str()));
         let (call, ctx) = match prepared {
-            // The common line: its input moves into the call.
             Some(base) if plain => (
                 ToolCall::from_json_value(value).map_err(|e| e.message().to_string())?,
                 base,
@@ -438,12 +712,176 @@ fn internal_error(raw: &[u8], n: u64) -> Outcome {
     }
 }
 
+/// How a batch reads its lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reading {
+    /// The common line in one pass ([`decide_common`]), others in full.
+    Common,
+    /// Every line in full (debug builds, for the test that the two agree).
+    Full,
+}
+
+/// The verdicts in `--summary` order.
+const VERDICTS: [Verdict; 4] = [Verdict::Allow, Verdict::Ask, Verdict::Deny, Verdict::None];
+
+/// The output of consecutive lines of a chunk, written by one thread;
+/// reused (buffers and all) chunk after chunk.
+#[derive(Default)]
+struct Block {
+    /// The output lines, newlines included.
+    out: Vec<u8>,
+    /// Scratch space for a decision's reason.
+    reason: String,
+    /// Lines per verdict, in [`VERDICTS`] order.
+    verdicts: [u64; 4],
+    /// Error lines.
+    errors: u64,
+    /// The deciding rule of each decided line that had one.
+    hits: Vec<usize>,
+}
+
+impl Block {
+    fn clear(&mut self) {
+        // A block that once held a huge line gives the memory back.
+        if self.out.capacity() > MAX_KEPT {
+            self.out = Vec::new();
+        }
+        if self.reason.capacity() > MAX_KEPT {
+            self.reason = String::new();
+        }
+        self.out.clear();
+        self.verdicts = [0; 4];
+        self.errors = 0;
+        self.hits.clear();
+    }
+
+    fn count(&mut self, verdict: Option<Verdict>, rule: Option<usize>) {
+        match verdict.and_then(|v| VERDICTS.iter().position(|&w| w == v)) {
+            Some(i) => {
+                if let Some(slot) = self.verdicts.get_mut(i) {
+                    *slot += 1;
+                }
+            }
+            None => self.errors += 1,
+        }
+        self.hits.extend(rule);
+    }
+
+    /// Evaluates line `n` and writes its output line.
+    fn line(&mut self, raw: &[u8], n: u64, run: &Run<'_>) {
+        let start = self.out.len();
+        // A bug that panics on one line costs that line, never the batch:
+        // the line gets an error (no verdict, so never an allow) and the
+        // rest go on.
+        let done = catch_unwind(AssertUnwindSafe(|| {
+            if run.panic_on == Some(n) {
+                panic!("test panic requested by TOOLGATE_EVAL_TEST_PANIC={n}");
+            }
+            if run.reading == Reading::Common {
+                if let Some((d, id)) = decide_common(raw, run.defaults, run.prepared, run.evaluator)
+                {
+                    let id = id.as_ref().map_or(Id::Line(n), |t| Id::Text(&t.0));
+                    if write_decision(&mut self.out, &d, id, &mut self.reason).is_ok() {
+                        return (Some(d.verdict), d.rule.map(|r| r.index));
+                    }
+                    self.out.truncate(start);
+                }
+            }
+            let o = eval_line_full(raw, n, run.defaults, run.prepared, run.evaluator);
+            self.out.extend_from_slice(o.line.as_bytes());
+            self.out.push(b'\n');
+            (o.verdict, o.rule)
+        }));
+        let (verdict, rule) = done.unwrap_or_else(|_| {
+            self.out.truncate(start);
+            let o = internal_error(raw, n);
+            self.out.extend_from_slice(o.line.as_bytes());
+            self.out.push(b'\n');
+            (None, None)
+        });
+        self.count(verdict, rule);
+    }
+}
+
+/// What every line of a run shares (read only).
+struct Run<'a> {
+    defaults: &'a Defaults,
+    prepared: Option<&'a EvalContext>,
+    evaluator: &'a Evaluator,
+    reading: Reading,
+    /// Debug builds only: the line to panic on.
+    panic_on: Option<u64>,
+}
+
+/// Lines per [`Block`]: the unit of work a thread takes.
+const BLOCK: usize = 256;
+
+/// Bytes of input after which a chunk ends even short of [`CHUNK`] lines.
+const CHUNK_BYTES: usize = 8 << 20;
+
+/// Buffers grown past this by a huge line are given back, not kept.
+const MAX_KEPT: usize = 4 * CHUNK_BYTES;
+
+/// Up to [`CHUNK`] input lines, in one buffer.
+#[derive(Default)]
+struct Chunk {
+    data: Vec<u8>,
+    /// Each line's span in `data`, its newline left out.
+    lines: Vec<(usize, usize)>,
+}
+
+impl Chunk {
+    /// Reads the next lines (at most [`CHUNK`], and no more once
+    /// [`CHUNK_BYTES`] are read); true at the end of the input.
+    fn read(&mut self, reader: &mut impl BufRead) -> io::Result<bool> {
+        if self.data.capacity() > MAX_KEPT {
+            self.data = Vec::new();
+        }
+        self.data.clear();
+        self.lines.clear();
+        while self.lines.len() < CHUNK && self.data.len() < CHUNK_BYTES {
+            let start = self.data.len();
+            if reader.read_until(b'\n', &mut self.data)? == 0 {
+                return Ok(true);
+            }
+            let end = match self.data.last() {
+                Some(b'\n') => self.data.len() - 1,
+                _ => self.data.len(),
+            };
+            self.lines.push((start, end));
+        }
+        Ok(false)
+    }
+
+    fn clear(&mut self) {
+        self.data.clear();
+        self.lines.clear();
+    }
+
+    /// Evaluates every line (the first is line `first`) into `blocks`, one
+    /// block per [`BLOCK`] lines, in parallel.
+    fn eval(&self, first: u64, blocks: &mut [Block], run: &Run<'_>) {
+        self.lines
+            .par_chunks(BLOCK)
+            .zip(blocks.par_iter_mut())
+            .enumerate()
+            .for_each(|(b, (lines, block))| {
+                block.clear();
+                let from = first + (b * BLOCK) as u64;
+                for (n, &(start, end)) in (from..).zip(lines) {
+                    block.line(self.data.get(start..end).unwrap_or_default(), n, run);
+                }
+            });
+    }
+}
+
 /// Counts for `--summary`.
 #[derive(Default)]
 struct Summary {
     lines: u64,
     errors: u64,
-    verdicts: HashMap<&'static str, u64>,
+    /// Lines per verdict, in [`VERDICTS`] order.
+    verdicts: [u64; 4],
     hits: Vec<u64>,
 }
 
@@ -510,60 +948,59 @@ fn stream(
         hits: vec![0; policy.rules().len()],
         ..Summary::default()
     };
-    let prepared = line_context(&Map::new(), defaults, evaluator).ok();
-    // Debug builds only: the end-to-end test of a panicking line.
-    let panic_on: Option<u64> = if cfg!(debug_assertions) {
-        std::env::var("TOOLGATE_EVAL_TEST_PANIC")
-            .ok()
-            .and_then(|s| s.parse().ok())
-    } else {
-        None
+    let prepared = LineKeys::default().context(defaults, evaluator).ok();
+    // Debug builds only: the end-to-end tests of a panicking line and of
+    // the two readings agreeing.
+    let debug_var = |name: &str| {
+        if cfg!(debug_assertions) {
+            std::env::var(name).ok()
+        } else {
+            None
+        }
     };
-    // Three stages overlap: while one chunk is evaluated (every thread but
-    // the one doing I/O), the results of the one before are written and
-    // the next is read. Two chunks are in flight at most: memory stays flat.
-    let mut chunk: Vec<Vec<u8>> = Vec::with_capacity(CHUNK);
-    let mut spare: Vec<Vec<u8>> = Vec::with_capacity(CHUNK);
-    let mut eof = read_chunk(&mut reader, &mut chunk)?;
-    let mut done: Vec<Outcome> = Vec::new();
+    let run = Run {
+        defaults,
+        prepared: prepared.as_ref(),
+        evaluator,
+        reading: match debug_var("TOOLGATE_EVAL_TEST_FULL").as_deref() {
+            Some("1") => Reading::Full,
+            _ => Reading::Common,
+        },
+        panic_on: debug_var("TOOLGATE_EVAL_TEST_PANIC").and_then(|s| s.parse().ok()),
+    };
+    // Three stages overlap: while one chunk is evaluated (by the pool's
+    // threads), this thread writes the output of the one before and reads
+    // the next. Two chunks and their outputs are in flight at most, in
+    // buffers reused from chunk to chunk: memory stays flat.
+    let mut chunk = Chunk::default();
+    let mut spare = Chunk::default();
+    let mut eof = chunk.read(&mut reader)?;
+    let mut blocks: Vec<Block> = Vec::new();
+    let mut done: Vec<Block> = Vec::new();
+    let mut done_len = 0;
     let mut first = 1u64;
     loop {
-        let mut results: Vec<Outcome> = Vec::new();
+        let n_blocks = chunk.lines.len().div_ceil(BLOCK);
+        if blocks.len() < n_blocks {
+            blocks.resize_with(n_blocks, Block::default);
+        }
         let next = rayon::in_place_scope(|scope| {
-            let (chunk, results) = (&chunk, &mut results);
-            let prepared = prepared.as_ref();
-            scope.spawn(move |_| {
-                *results = chunk
-                    .par_iter()
-                    .enumerate()
-                    .map(|(i, raw)| {
-                        let n = first + i as u64;
-                        // A bug that panics on one line costs that line,
-                        // never the batch: the line gets an error (no
-                        // verdict, so never an allow) and the rest go on.
-                        catch_unwind(AssertUnwindSafe(|| {
-                            if panic_on == Some(n) {
-                                panic!("test panic requested by TOOLGATE_EVAL_TEST_PANIC={n}");
-                            }
-                            eval_line(raw, n, defaults, prepared, evaluator)
-                        }))
-                        .unwrap_or_else(|_| internal_error(raw, n))
-                    })
-                    .collect();
-            });
-            write_outcomes(&mut out, &done, &mut sum)?;
+            let (chunk, blocks, run) = (&chunk, &mut blocks[..n_blocks], &run);
+            scope.spawn(move |_| chunk.eval(first, blocks, run));
+            write_blocks(&mut out, done.get(..done_len).unwrap_or_default(), &mut sum)?;
             if eof {
                 return Ok(true);
             }
-            read_chunk(&mut reader, &mut spare)
+            spare.read(&mut reader)
         });
         let next_eof = next?;
-        done = results;
-        first += chunk.len() as u64;
+        std::mem::swap(&mut blocks, &mut done);
+        done_len = n_blocks;
+        first += chunk.lines.len() as u64;
         if let Some(b) = &bar {
-            b.inc(chunk.len() as u64);
+            b.inc(chunk.lines.len() as u64);
         }
-        if chunk.is_empty() {
+        if chunk.lines.is_empty() {
             break;
         }
         std::mem::swap(&mut chunk, &mut spare);
@@ -572,7 +1009,7 @@ fn stream(
         }
         eof = next_eof;
     }
-    write_outcomes(&mut out, &done, &mut sum)?;
+    write_blocks(&mut out, done.get(..done_len).unwrap_or_default(), &mut sum)?;
     out.flush()?;
     if let Some(b) = bar {
         b.finish_and_clear();
@@ -583,41 +1020,19 @@ fn stream(
     Ok(sum.errors > 0)
 }
 
-/// Reads up to [`CHUNK`] lines into `chunk` (its buffers reused); true at
-/// the end of the input.
-fn read_chunk(reader: &mut impl BufRead, chunk: &mut Vec<Vec<u8>>) -> io::Result<bool> {
-    let mut n = 0;
-    while n < CHUNK {
-        if chunk.len() == n {
-            chunk.push(Vec::new());
+/// Writes a chunk's output in order and counts its lines.
+fn write_blocks(out: &mut impl Write, blocks: &[Block], sum: &mut Summary) -> io::Result<()> {
+    for b in blocks {
+        out.write_all(&b.out)?;
+        sum.errors += b.errors;
+        sum.lines += b.errors + b.verdicts.iter().sum::<u64>();
+        for (s, n) in sum.verdicts.iter_mut().zip(b.verdicts) {
+            *s += n;
         }
-        let Some(buf) = chunk.get_mut(n) else { break };
-        buf.clear();
-        if reader.read_until(b'\n', buf)? == 0 {
-            chunk.truncate(n);
-            return Ok(true);
-        }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-        }
-        n += 1;
-    }
-    chunk.truncate(n);
-    Ok(false)
-}
-
-/// Writes a chunk's output lines in order and counts them.
-fn write_outcomes(out: &mut impl Write, results: &[Outcome], sum: &mut Summary) -> io::Result<()> {
-    for r in results {
-        out.write_all(r.line.as_bytes())?;
-        out.write_all(b"\n")?;
-        sum.lines += 1;
-        match r.verdict {
-            Some(v) => *sum.verdicts.entry(v.as_str()).or_default() += 1,
-            None => sum.errors += 1,
-        }
-        if let Some(slot) = r.rule.and_then(|i| sum.hits.get_mut(i)) {
-            *slot += 1;
+        for &i in &b.hits {
+            if let Some(slot) = sum.hits.get_mut(i) {
+                *slot += 1;
+            }
         }
     }
     Ok(())
@@ -628,8 +1043,8 @@ fn render_summary(sum: &Summary, policy: &LoadedPolicy) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(s, "{} calls", sum.lines);
-    for v in ["allow", "ask", "deny", "none"] {
-        let _ = writeln!(s, "  {v:<6} {}", sum.verdicts.get(v).copied().unwrap_or(0));
+    for (v, n) in VERDICTS.iter().zip(sum.verdicts) {
+        let _ = writeln!(s, "  {:<6} {n}", v.as_str());
     }
     let _ = writeln!(s, "  {:<6} {}", "error", sum.errors);
     let mut hit: Vec<(usize, u64)> = sum

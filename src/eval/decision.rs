@@ -263,4 +263,57 @@ impl Decision<'_> {
             _ => base,
         }
     }
+
+    /// [`Decision::reason`], written into `out` instead of returned: a batch
+    /// reuses one buffer for every call.
+    pub fn write_reason(&self, out: &mut impl fmt::Write) -> fmt::Result {
+        match (self.rules_verdict, self.rule) {
+            (v, Some(r)) => {
+                let what = match v {
+                    Verdict::Deny => "denied by",
+                    Verdict::Ask => "asked by",
+                    _ => "allowed by",
+                };
+                let p = &r.rule.provenance;
+                let could = if r.how == How::Could {
+                    " (could match)"
+                } else {
+                    ""
+                };
+                write!(
+                    out,
+                    "{what} {}{could} ({} {})",
+                    r.rule.text,
+                    p.source,
+                    p.item()
+                )?;
+                if let Some(reason) = &r.rule.reason {
+                    out.write_str(": ")?;
+                    out.write_str(reason)?;
+                }
+            }
+            (Verdict::Ask, None) if self.plan_withheld => {
+                out.write_str("plan mode asks before edits and commands")?;
+            }
+            (Verdict::Ask | Verdict::Allow, None) if !self.incomplete.is_empty() => {
+                out.write_str("not read completely: ")?;
+                out.write_str(self.incomplete.first().map_or("", String::as_str))?;
+            }
+            (Verdict::Allow, None) => out.write_str("every action is allowed by the mode")?,
+            (_, None) => match self
+                .actions
+                .iter()
+                .find(|a| a.outcome == Outcome::Unmatched)
+            {
+                Some(a) => write!(out, "no rule decided {} {}", a.kind.as_str(), a.subject)?,
+                None => out.write_str("the call runs nothing")?,
+            },
+        }
+        match self.mode {
+            Some(m) if self.verdict != self.rules_verdict => {
+                write!(out, "; {m} mode makes it {}", self.verdict)
+            }
+            _ => Ok(()),
+        }
+    }
 }
