@@ -875,14 +875,17 @@ impl Chunk {
     }
 }
 
-/// Counts for `--summary`.
-#[derive(Default)]
-struct Summary {
-    lines: u64,
-    errors: u64,
-    /// Lines per verdict, in [`VERDICTS`] order.
-    verdicts: [u64; 4],
-    hits: Vec<u64>,
+/// What a batch decided: the counts `--summary` prints.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Lines read (each gave one output line).
+    pub lines: u64,
+    /// Lines that gave an error line.
+    pub errors: u64,
+    /// Lines decided allow, ask, deny and none, in that order.
+    pub verdicts: [u64; 4],
+    /// Calls decided by each rule, by the rule's position in policy order.
+    pub hits: Vec<u64>,
 }
 
 /// Runs `eval`.
@@ -931,9 +934,6 @@ fn stream(
     defaults: &Defaults,
     summary: bool,
 ) -> io::Result<bool> {
-    let mut reader = BufReader::with_capacity(1 << 16, input);
-    let stdout = io::stdout();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let bar = if io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
@@ -944,9 +944,49 @@ fn stream(
     } else {
         None
     };
-    let mut sum = Summary {
-        hits: vec![0; policy.rules().len()],
-        ..Summary::default()
+    let totals = batch(
+        input,
+        io::stdout().lock(),
+        evaluator,
+        defaults,
+        bar.as_ref(),
+    )?;
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    if summary {
+        eprint!("{}", render_summary(&totals, policy));
+    }
+    Ok(totals.errors > 0)
+}
+
+/// Decides every call line of `input` (SPEC §10.2) on the current rayon
+/// pool and writes one output line per input line to `output`, in input
+/// order: `toolgate eval` without its progress bar and summary. Memory
+/// stays flat however many lines there are. An error only when reading or
+/// writing fails (a line that cannot be read gives an error line).
+pub fn eval_batch(
+    input: impl Read,
+    output: impl Write,
+    evaluator: &Evaluator,
+    defaults: &Defaults,
+) -> io::Result<Totals> {
+    batch(input, output, evaluator, defaults, None)
+}
+
+/// [`eval_batch`], counting the lines on `bar`.
+fn batch(
+    input: impl Read,
+    output: impl Write,
+    evaluator: &Evaluator,
+    defaults: &Defaults,
+    bar: Option<&indicatif::ProgressBar>,
+) -> io::Result<Totals> {
+    let mut reader = BufReader::with_capacity(1 << 16, input);
+    let mut out = BufWriter::with_capacity(1 << 16, output);
+    let mut sum = Totals {
+        hits: vec![0; evaluator.rules().len()],
+        ..Totals::default()
     };
     let prepared = LineKeys::default().context(defaults, evaluator).ok();
     // Debug builds only: the end-to-end tests of a panicking line and of
@@ -997,7 +1037,7 @@ fn stream(
         std::mem::swap(&mut blocks, &mut done);
         done_len = n_blocks;
         first += chunk.lines.len() as u64;
-        if let Some(b) = &bar {
+        if let Some(b) = bar {
             b.inc(chunk.lines.len() as u64);
         }
         if chunk.lines.is_empty() {
@@ -1011,17 +1051,11 @@ fn stream(
     }
     write_blocks(&mut out, done.get(..done_len).unwrap_or_default(), &mut sum)?;
     out.flush()?;
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-    if summary {
-        eprint!("{}", render_summary(&sum, policy));
-    }
-    Ok(sum.errors > 0)
+    Ok(sum)
 }
 
 /// Writes a chunk's output in order and counts its lines.
-fn write_blocks(out: &mut impl Write, blocks: &[Block], sum: &mut Summary) -> io::Result<()> {
+fn write_blocks(out: &mut impl Write, blocks: &[Block], sum: &mut Totals) -> io::Result<()> {
     for b in blocks {
         out.write_all(&b.out)?;
         sum.errors += b.errors;
@@ -1039,7 +1073,7 @@ fn write_blocks(out: &mut impl Write, blocks: &[Block], sum: &mut Summary) -> io
 }
 
 /// The `--summary` text.
-fn render_summary(sum: &Summary, policy: &LoadedPolicy) -> String {
+fn render_summary(sum: &Totals, policy: &LoadedPolicy) -> String {
     use std::fmt::Write as _;
     let mut s = String::new();
     let _ = writeln!(s, "{} calls", sum.lines);
