@@ -1112,3 +1112,68 @@ fn render_summary(sum: &Totals, policy: &LoadedPolicy) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Effect;
+
+    /// The one-pass reading takes the common lines (so the test that it
+    /// agrees with the full reading compares two readings, not one) and
+    /// leaves the others to the full reading.
+    #[test]
+    fn the_one_pass_reading_takes_common_lines_and_leaves_the_rest() {
+        let mut policy = LoadedPolicy::new();
+        policy.add_rule(Effect::Allow, "Bash(git *)").unwrap();
+        let evaluator = Evaluator::new(&policy).unwrap();
+        let defaults = Defaults::new(&ContextArgs {
+            cwd: Some("/w".into()),
+            ..ContextArgs::default()
+        })
+        .unwrap();
+        let prepared = LineKeys::default().context(&defaults, &evaluator).ok();
+        let take = |line: &str| {
+            decide_common(line.as_bytes(), &defaults, prepared.as_ref(), &evaluator)
+                .map(|(d, id)| (d.verdict, id.map(|t| t.0.into_owned())))
+        };
+        let common = [
+            (r#"{"tool":"Bash","input":{"command":"git log"}}"#, None),
+            (
+                r#"{"tool_name":"Bash","tool_input":{"command":"git log"},"tool_use_id":"t\"1","session_id":"s","x":{"y":[1,2.5,null]}}"#,
+                Some("t\"1"),
+            ),
+            (
+                r#"{"tool":"Bash","input":{"command":"git log"},"cwd":"/a","project_dir":"/a","home":"/h","additional_directories":["/b"],"mode":"plan"}"#,
+                None,
+            ),
+            (
+                "{\"t\\u006fol\":\"Bash\",\"input\":{\"command\":\"git log\"}}\r",
+                None,
+            ),
+        ];
+        for (line, id) in common {
+            let got = take(line);
+            assert!(got.is_some(), "not taken: {line}");
+            assert_eq!(got.and_then(|g| g.1).as_deref(), id, "{line}");
+        }
+        assert_eq!(
+            take(r#"{"tool":"Bash","input":{"command":"git log"}}"#).map(|g| g.0),
+            Some(Verdict::Allow)
+        );
+        let left = [
+            r#"{"tool":"Bash","tool":"Read","input":{"command":"git log"}}"#,
+            r#"{"tool":null,"tool_name":"Bash","tool_input":{"command":"ls"}}"#,
+            r#"{"tool":"Bash","input":{"command":"ls"},"tool_use_id":7}"#,
+            r#"{"tool":"Bash","input":{"command":"ls"},"cwd":null}"#,
+            r#"{"tool":"Bash","input":{"command":"ls"},"x":"\ud800"}"#,
+            r#"{"tool":"Bash","input":{"command":7}}"#,
+            r#"{"tool":"Bash","input":{"command":"ls"},"mode":"sideways"}"#,
+            r#"{"tool":"Bash","input":{"command":"ls"}} x"#,
+            "[1]",
+            "",
+        ];
+        for line in left {
+            assert!(take(line).is_none(), "taken: {line}");
+        }
+    }
+}
