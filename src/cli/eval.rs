@@ -34,7 +34,7 @@ use crate::policy::cache::ImageCache;
 use crate::policy::{LoadedPolicy, PermissionMode};
 
 /// Lines per chunk: read, evaluated in parallel, written, then the next.
-pub const CHUNK: usize = 8192;
+pub const CHUNK: usize = 16_384;
 
 /// Arguments of `eval`.
 #[derive(clap::Args, Debug)]
@@ -814,7 +814,7 @@ struct Run<'a> {
 }
 
 /// Lines per [`Block`]: the unit of work a thread takes.
-const BLOCK: usize = 256;
+const BLOCK: usize = 128;
 
 /// Bytes of input after which a chunk ends even short of [`CHUNK`] lines.
 const CHUNK_BYTES: usize = 8 << 20;
@@ -861,10 +861,14 @@ impl Chunk {
     /// Evaluates every line (the first is line `first`) into `blocks`, one
     /// block per [`BLOCK`] lines, in parallel.
     fn eval(&self, first: u64, blocks: &mut [Block], run: &Run<'_>) {
+        // Blocks are handed out one by one (`with_max_len`): rayon's default
+        // splitting would run runs of blocks on one thread, and at the end
+        // of the chunk the other threads would wait for that run.
         self.lines
             .par_chunks(BLOCK)
             .zip(blocks.par_iter_mut())
             .enumerate()
+            .with_max_len(1)
             .for_each(|(b, (lines, block))| {
                 block.clear();
                 let from = first + (b * BLOCK) as u64;
