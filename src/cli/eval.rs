@@ -380,42 +380,60 @@ pub fn decision_out<'a>(d: &'a Decision<'_>, id: Value) -> DecisionOut<'a> {
 }
 
 /// A line's `id` as written out: its `tool_use_id`, or its line number.
-#[derive(serde::Serialize)]
-#[serde(untagged)]
 enum Id<'a> {
     Line(u64),
     Text(&'a str),
 }
 
-/// [`DecisionOut`] borrowing everything, for the batch: the same bytes
-/// once serialised.
-#[derive(serde::Serialize)]
-struct DecisionLine<'a> {
-    decision: &'static str,
-    rule: Option<RuleOut<'a>>,
-    reason: &'a str,
-    id: Id<'a>,
-}
-
 /// Writes the decision line of `d` (newline included) at the end of
 /// `out`; `reason` is scratch space. On an error `out` may hold part of
 /// the line.
+///
+/// The line is the bytes `serde_json` writes for [`DecisionOut`], put
+/// together here field by field (its strings through `serde_json`'s
+/// escaping): the batch writes one per call. A test checks them against
+/// the full reading's, which serialises [`DecisionOut`].
 fn write_decision(
     out: &mut Vec<u8>,
     d: &Decision<'_>,
     id: Id<'_>,
     reason: &mut String,
 ) -> Result<(), ()> {
+    fn string(out: &mut Vec<u8>, s: &str) -> Result<(), ()> {
+        serde_json::to_writer(&mut *out, s).map_err(|_| ())
+    }
+    fn number(out: &mut Vec<u8>, n: u64) -> Result<(), ()> {
+        write!(out, "{n}").map_err(|_| ())
+    }
     reason.clear();
     d.write_reason(reason).map_err(|_| ())?;
-    let line = DecisionLine {
-        decision: d.verdict.as_str(),
-        rule: RuleOut::of(d),
-        reason,
-        id,
-    };
-    serde_json::to_writer(&mut *out, &line).map_err(|_| ())?;
-    out.push(b'\n');
+    out.extend_from_slice(b"{\"decision\":");
+    string(out, d.verdict.as_str())?;
+    out.extend_from_slice(b",\"rule\":");
+    match RuleOut::of(d) {
+        None => out.extend_from_slice(b"null"),
+        Some(r) => {
+            out.extend_from_slice(b"{\"text\":");
+            string(out, r.text)?;
+            out.extend_from_slice(b",\"effect\":");
+            string(out, r.effect)?;
+            out.extend_from_slice(b",\"source\":");
+            string(out, r.source)?;
+            out.extend_from_slice(b",\"list\":");
+            string(out, r.list)?;
+            out.extend_from_slice(b",\"index\":");
+            number(out, r.index as u64)?;
+            out.push(b'}');
+        }
+    }
+    out.extend_from_slice(b",\"reason\":");
+    string(out, reason)?;
+    out.extend_from_slice(b",\"id\":");
+    match id {
+        Id::Line(n) => number(out, n)?,
+        Id::Text(t) => string(out, t)?,
+    }
+    out.extend_from_slice(b"}\n");
     Ok(())
 }
 
