@@ -2,14 +2,22 @@
 //! input order, one output line per input line.
 //!
 //! The input is read in chunks of [`CHUNK`] lines; each chunk is evaluated
-//! in parallel (rayon) while the chunk before it is written out (in order)
-//! and the next one read, so memory stays flat however many calls there
-//! are.
+//! in parallel (rayon), in blocks of lines each with its own output buffer,
+//! while the chunk before it is written out (in order) and the next one
+//! read, so memory stays flat however many calls there are.
+//!
+//! The common line is read in one pass into fields borrowed from it, and
+//! its decision line written straight into its block's buffer. Any other
+//! line (a known key null, of an unusual type or given twice; a line in
+//! error) is read in full as a `serde_json::Value`, which words its
+//! meaning and its errors; the two readings write the same bytes for
+//! every line the first one takes.
 //!
 //! A line whose evaluation panics (a bug) gets an error line of its own and
 //! the batch goes on. Debug builds (never release builds) honour
-//! `TOOLGATE_EVAL_TEST_PANIC=N`, which panics on line N, for the end-to-end
-//! test of that path.
+//! `TOOLGATE_EVAL_TEST_PANIC=N`, which panics on line N, and
+//! `TOOLGATE_EVAL_TEST_FULL=1`, which reads every line in full, for the
+//! end-to-end tests of those paths.
 
 use std::borrow::Cow;
 use std::fmt;
