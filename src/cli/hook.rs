@@ -32,12 +32,13 @@ use serde_json::{Map, Value, json};
 use crate::Error;
 use crate::ToolCall;
 use crate::Verdict;
-use crate::cli::policy_args::{Compiling, PolicyArgs};
+use crate::cli::policy_args::PolicyArgs;
 use crate::compile::{Config, Policy};
 use crate::error::ErrorKind;
 use crate::eval::{EvalContext, Evaluator};
 use crate::hook::{self, claude, codex, cursor, redact::redact};
 use crate::policy::cache::ImageCache;
+use crate::policy::image::DecidingImage;
 use crate::policy::{ClaudeRoots, LoadedPolicy};
 
 /// The harnesses a hook answers.
@@ -429,8 +430,7 @@ fn evaluate_with(
     tuff_starts: &[PathBuf],
     decide: impl FnOnce(&Evaluator, &EvalContext) -> Result<Evaluated, Error>,
 ) -> Result<Evaluated, Error> {
-    let (policy, compiled) = load_policy(opts, project, tuff_starts)?;
-    let evaluator = Evaluator::with_compiled(&policy, compiled)?;
+    let evaluator = load_evaluator(opts, project, tuff_starts)?;
     let project_str = project.to_str().ok_or_else(|| {
         Error::new(
             ErrorKind::Call,
@@ -451,7 +451,6 @@ fn evaluate_with(
     // The process exits once the answer is out: freeing the policy's
     // thousands of allocations first would only delay it.
     std::mem::forget(evaluator);
-    std::mem::forget(policy);
     Ok(answer)
 }
 
@@ -462,18 +461,19 @@ fn env_dir(var: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The hook's policy and its compiled matchers: the settings hierarchy of
+/// The evaluator of the hook's policy: the settings hierarchy of
 /// `project`, the `--policy` files, the installed tuff policies (searched
 /// from each of `tuff_starts` in turn), then the rules on the command line
 /// — the order [`PolicyArgs::load`] uses. A precompiled image given alone
 /// loads as it is; otherwise the image cache is used unless `--no-cache`.
-/// A hook answers one call and exits: it compiles with
-/// [`Config::one_shot`], which builds no automaton it will not walk.
-fn load_policy(
+/// An image (given or cached) is decoded to decide with only
+/// ([`DecidingImage`]). A hook answers one call and exits: it compiles
+/// with [`Config::one_shot`], which builds no automaton it will not walk.
+fn load_evaluator(
     opts: &HookOpts,
     project: &Path,
     tuff_starts: &[PathBuf],
-) -> Result<(LoadedPolicy, Policy), Error> {
+) -> Result<Evaluator, Error> {
     if opts.policy.is_empty() {
         return Err(Error::new(
             ErrorKind::Policy,
@@ -481,18 +481,41 @@ fn load_policy(
              or --allow/--ask/--deny RULE",
         ));
     }
-    let how = Compiling {
-        config: Config::one_shot(),
-        engine: "one-shot",
-        cache: if opts.no_cache {
-            None
-        } else {
-            ImageCache::from_env()
-        },
-    };
+    if let Some(path) = opts.policy.sole_image() {
+        let name = path.display().to_string();
+        let image = DecidingImage::read(path)?;
+        image.check_fresh(&name)?;
+        return image.into_evaluator();
+    }
     let roots = ClaudeRoots::system(project.to_path_buf());
-    opts.policy.load_compiled(&roots, tuff_starts, &how)
+    let load = || opts.policy.load_from(&roots, tuff_starts);
+    let compile = |p: &LoadedPolicy| {
+        Policy::builder()
+            .configure(Config::one_shot())
+            .build(p.rules().to_vec())
+    };
+    let cache = if opts.no_cache {
+        None
+    } else {
+        ImageCache::from_env()
+    };
+    match cache {
+        Some(cache) => {
+            let recipe = opts.policy.recipe(&roots, tuff_starts, ENGINE);
+            Ok(cache.evaluator(&recipe, load, compile)?.0)
+        }
+        None => {
+            let policy = load()?;
+            let compiled = compile(&policy)?;
+            let evaluator = Evaluator::with_compiled(&policy, compiled)?;
+            std::mem::forget(policy);
+            Ok(evaluator)
+        }
+    }
 }
+
+/// The hook's matcher configuration by name, part of its cache key.
+const ENGINE: &str = "one-shot";
 
 /// Writes the outcome in the harness's terms; returns the exit code.
 fn emit(harness: Harness, event: Option<cursor::Event>, outcome: &Outcome) -> u8 {

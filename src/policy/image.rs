@@ -38,6 +38,7 @@ use super::{Warning, settings};
 use crate::compile::Policy;
 use crate::compile::image::{KIND_COMPILED, Reader, Writer, checksum, frame, image_error, unframe};
 use crate::error::{Error, ErrorKind};
+use crate::eval::Evaluator;
 use crate::rule::{
     Anchor, CommandForm, CommandPattern, Dialect, DomainLabel, DomainPattern, Effect, GlobPiece,
     List, PathPattern, Pattern, Provenance, Rule, SegPiece, Segment, ToolMatch,
@@ -229,27 +230,9 @@ impl PolicyImage {
     }
 
     fn decode(bytes: &[u8]) -> Result<PolicyImage, Error> {
-        let payload = unframe(KIND_COMPILED, bytes)?;
-        let mut r = Reader::new(payload);
-        let build = r.str()?.to_string();
-        if build != build_id() {
-            return Err(image_error(format!(
-                "image was made by another toolgate build ({build}; this is {})",
-                build_id()
-            )));
-        }
-        let recipe = r.str()?.to_string();
-        let policy = read_policy(&mut r)?;
-        let matchers = r.bytes()?;
-        if r.pos != payload.len() {
-            return Err(image_error("image has trailing bytes"));
-        }
-        // The rules were read from this checksummed image, written with
-        // the matchers by this very build: their fingerprint need not be
-        // computed again (the costliest part of a load).
-        let compiled = Policy::from_image_checked(policy.rules().to_vec(), matchers, false)?;
+        let (recipe, policy, compiled) = decode_parts(bytes, true)?;
         Ok(PolicyImage {
-            build,
+            build: build_id().to_string(),
             recipe,
             policy,
             compiled,
@@ -259,32 +242,123 @@ impl PolicyImage {
     /// Reads the image from `path` ([`PolicyImage::from_bytes`]).
     pub fn read(path: &Path) -> Result<PolicyImage, Error> {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!(
-                    "cannot read the image: {}",
-                    crate::rule::tuff::io_clause(&e)
-                ),
-            )
-            .with_source(&name)
-        })?;
-        PolicyImage::from_bytes(&bytes, &name)
+        PolicyImage::from_bytes(&read_file(path, &name)?, &name)
     }
 
     /// An error naming the image (`name`) and the first of its files that
     /// changed since it was made, if one did.
     pub fn check_fresh(&self, name: &str) -> Result<(), Error> {
-        for p in self.policy.probes() {
-            if let Some(why) = p.changed() {
-                return Err(image_error(format!(
-                    "image is stale: {why} since it was compiled; compile it again"
-                ))
-                .with_source(name));
-            }
-        }
-        Ok(())
+        check_fresh(self.policy.probes(), name)
     }
+}
+
+/// An image decoded to decide calls with, and nothing else (a hook): its
+/// rules are decoded once, into the compiled matchers, and neither kept a
+/// second time in policy order nor compared with themselves; the load's
+/// warnings are skipped. Validated as [`PolicyImage::from_bytes`] does.
+#[derive(Debug)]
+pub(crate) struct DecidingImage {
+    recipe: String,
+    /// The policy without its rules and warnings: its sources, settings
+    /// and probes.
+    facts: LoadedPolicy,
+    compiled: Policy,
+}
+
+impl DecidingImage {
+    /// Loads an image ([`PolicyImage::from_bytes`]).
+    pub(crate) fn from_bytes(bytes: &[u8], name: &str) -> Result<DecidingImage, Error> {
+        let (recipe, facts, compiled) = decode_parts(bytes, false).map_err(|e| {
+            image_error(format!("{}: rebuild it with toolgate compile", e.message()))
+                .with_source(name)
+        })?;
+        Ok(DecidingImage {
+            recipe,
+            facts,
+            compiled,
+        })
+    }
+
+    /// Reads the image from `path` ([`PolicyImage::read`]).
+    pub(crate) fn read(path: &Path) -> Result<DecidingImage, Error> {
+        let name = path.display().to_string();
+        DecidingImage::from_bytes(&read_file(path, &name)?, &name)
+    }
+
+    /// The recipe the image was made from.
+    pub(crate) fn recipe(&self) -> &str {
+        &self.recipe
+    }
+
+    /// [`PolicyImage::check_fresh`].
+    pub(crate) fn check_fresh(&self, name: &str) -> Result<(), Error> {
+        check_fresh(self.facts.probes(), name)
+    }
+
+    /// The evaluator of the image's policy.
+    pub(crate) fn into_evaluator(self) -> Result<Evaluator, Error> {
+        Evaluator::with_compiled_facts(&self.facts, self.compiled)
+    }
+}
+
+/// The bytes of the image at `path` (`name` names it in errors).
+fn read_file(path: &Path, name: &str) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!(
+                "cannot read the image: {}",
+                crate::rule::tuff::io_clause(&e)
+            ),
+        )
+        .with_source(name)
+    })
+}
+
+/// An error naming the image (`name`) and the first of `probes` that
+/// changed since it was made, if one did.
+fn check_fresh(probes: &[Probe], name: &str) -> Result<(), Error> {
+    for p in probes {
+        if let Some(why) = p.changed() {
+            return Err(image_error(format!(
+                "image is stale: {why} since it was compiled; compile it again"
+            ))
+            .with_source(name));
+        }
+    }
+    Ok(())
+}
+
+/// Decodes an image made by this build: its recipe, its policy and the
+/// compiled matchers. With `whole`, the policy keeps its rules (a copy of
+/// those the matchers hold) and its warnings; without, it has neither.
+fn decode_parts(bytes: &[u8], whole: bool) -> Result<(String, LoadedPolicy, Policy), Error> {
+    let payload = unframe(KIND_COMPILED, bytes)?;
+    let mut r = Reader::new(payload);
+    let build = r.str()?;
+    if build != build_id() {
+        return Err(image_error(format!(
+            "image was made by another toolgate build ({build}; this is {})",
+            build_id()
+        )));
+    }
+    let recipe = r.str()?.to_string();
+    let mut policy = read_policy(&mut r, whole)?;
+    let matchers = r.bytes()?;
+    if r.pos != payload.len() {
+        return Err(image_error("image has trailing bytes"));
+    }
+    let rules = if whole {
+        policy.rules.clone()
+    } else {
+        policy.rule_sources.clear();
+        std::mem::take(&mut policy.rules)
+    };
+    // The rules were read from this checksummed image, written with the
+    // matchers by this very build: their fingerprint need not be computed
+    // again (the costliest part of a load).
+    let compiled = Policy::from_image_checked(rules, matchers, false)?;
+    Ok((recipe, policy, compiled))
 }
 
 // ---------------------------------------------------------------------------
@@ -411,7 +485,9 @@ fn write_policy(w: &mut Writer, p: &LoadedPolicy) -> Result<(), Error> {
     Ok(())
 }
 
-fn read_policy(r: &mut Reader<'_>) -> Result<LoadedPolicy, Error> {
+/// Reads the policy; without `warnings`, its warnings are read and
+/// dropped.
+fn read_policy(r: &mut Reader<'_>, warnings: bool) -> Result<LoadedPolicy, Error> {
     let mut p = LoadedPolicy::new();
     let n = r.len()?;
     for _ in 0..n {
@@ -463,7 +539,10 @@ fn read_policy(r: &mut Reader<'_>) -> Result<LoadedPolicy, Error> {
     }
     let n = r.len()?;
     for _ in 0..n {
-        p.warnings.push(Warning::new(read_error(r)?));
+        let w = read_error(r)?;
+        if warnings {
+            p.warnings.push(Warning::new(w));
+        }
     }
     p.default_mode = match r.u8()? {
         0 => None,
@@ -969,6 +1048,55 @@ mod tests {
         assert!(!back.policy().warnings().is_empty());
     }
 
+    /// The image decoded to decide with gives every call the verdict and
+    /// the deciding rule the whole image gives it.
+    #[test]
+    fn an_image_decoded_to_decide_decides_as_the_whole_image() {
+        use crate::eval::{EvalContext, Verdict};
+        let img = sample();
+        let bytes = img.to_bytes().unwrap();
+        let whole = PolicyImage::from_bytes(&bytes, "x").unwrap();
+        let (p, c) = whole.into_parts();
+        let whole = Evaluator::with_compiled(&p, c).unwrap();
+        let lean = DecidingImage::from_bytes(&bytes, "x").unwrap();
+        assert_eq!(lean.recipe(), "recipe");
+        assert!(lean.facts.rules().is_empty() && lean.facts.warnings().is_empty());
+        let lean = lean.into_evaluator().unwrap();
+        let ctx = EvalContext::new("/p")
+            .unwrap()
+            .with_project_dir("/p")
+            .unwrap();
+        let calls = [
+            ("Bash", serde_json::json!({"command": "git status"})),
+            ("Bash", serde_json::json!({"command": "rm -rf /"})),
+            ("Bash", serde_json::json!({"command": "curl x && git log"})),
+            ("Bash", serde_json::json!({"command": "ls"})),
+            ("Read", serde_json::json!({"file_path": "/p/src/a.rs"})),
+            ("Edit", serde_json::json!({"file_path": "/etc/b"})),
+            (
+                "WebFetch",
+                serde_json::json!({"url": "https://a.example.com/x"}),
+            ),
+            ("mcp__db__query", serde_json::json!({})),
+            ("Agent", serde_json::json!({"subagent_type": "Explore"})),
+        ];
+        let mut seen = Vec::new();
+        for (tool, input) in calls {
+            let serde_json::Value::Object(input) = input else {
+                unreachable!()
+            };
+            let call = crate::ToolCall::new(tool, input).unwrap();
+            let a = whole.evaluate(&call, &ctx).unwrap();
+            let b = lean.evaluate(&call, &ctx).unwrap();
+            let text = |d: &crate::eval::Decision<'_>| d.rule.map(|r| r.rule.text.clone());
+            assert_eq!((a.verdict, text(&a)), (b.verdict, text(&b)), "{tool}");
+            seen.push(a.verdict);
+        }
+        for v in [Verdict::Allow, Verdict::Ask, Verdict::Deny, Verdict::None] {
+            assert!(seen.contains(&v), "no call is decided {v:?}");
+        }
+    }
+
     proptest::proptest! {
         /// Any change to the payload, checksummed again so that it gets
         /// past the frame, is decoded or refused, never a panic.
@@ -989,6 +1117,7 @@ mod tests {
             }
             let framed = frame(KIND_COMPILED, payload);
             let _ = PolicyImage::from_bytes(&framed, "x");
+            let _ = DecidingImage::from_bytes(&framed, "x");
         }
     }
 }
