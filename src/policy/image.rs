@@ -26,8 +26,10 @@
 //! # Format
 //!
 //! The frame of `crate::compile` images (magic, kind `compiled`, version,
-//! length, checksum), then: the build id, the recipe, the probes, the
-//! policy, the matchers — strings and lists length-prefixed, integers
+//! length, checksum), then: the build id, the recipe, the policy's strings
+//! (one block, checked as UTF-8 once), the policy (probes, sources, rules,
+//! warnings, settings; each string an offset and a length in the block),
+//! the matchers — blocks and lists length-prefixed, integers
 //! little-endian.
 
 use std::path::{Path, PathBuf};
@@ -212,7 +214,10 @@ impl PolicyImage {
         let mut w = Writer::default();
         w.bytes(self.build.as_bytes());
         w.bytes(self.recipe.as_bytes());
-        write_policy(&mut w, &self.policy)?;
+        let mut p = Enc::default();
+        write_policy(&mut p, &self.policy)?;
+        w.bytes(&p.strings);
+        w.bytes(&p.w.buf);
         // Loading reads the rules from these same bytes and does not
         // compare their fingerprint (see `decode`): none is computed.
         let matchers = self.compiled.matchers_to_bytes_with(false);
@@ -343,7 +348,15 @@ fn decode_parts(bytes: &[u8], whole: bool) -> Result<(String, LoadedPolicy, Poli
         )));
     }
     let recipe = r.str()?.to_string();
-    let mut policy = read_policy(&mut r, whole)?;
+    let strings = std::str::from_utf8(r.bytes()?).map_err(|_| bad("string"))?;
+    let mut d = Dec {
+        r: Reader::new(r.bytes()?),
+        strings,
+    };
+    let mut policy = read_policy(&mut d, whole)?;
+    if d.r.pos != d.r.buf.len() {
+        return Err(image_error("image has trailing bytes"));
+    }
     let matchers = r.bytes()?;
     if r.pos != payload.len() {
         return Err(image_error("image has trailing bytes"));
@@ -363,6 +376,66 @@ fn decode_parts(bytes: &[u8], whole: bool) -> Result<(String, LoadedPolicy, Poli
 
 // ---------------------------------------------------------------------------
 // Encoding. Every enumeration is a byte; decoding refuses unknown values.
+// The policy's strings are kept apart, in one block checked as UTF-8 once:
+// each string is its offset and length in the block.
+
+/// Writer of the policy: its structure, and its strings apart.
+#[derive(Default)]
+struct Enc {
+    w: Writer,
+    strings: Vec<u8>,
+}
+
+impl Enc {
+    fn u8(&mut self, x: u8) {
+        self.w.u8(x);
+    }
+    fn u32(&mut self, x: u32) {
+        self.w.u32(x);
+    }
+    fn u64(&mut self, x: u64) {
+        self.w.u64(x);
+    }
+    fn len(&mut self, x: usize) {
+        self.w.len(x);
+    }
+    /// A string (as bytes: always a `str`'s).
+    fn bytes(&mut self, b: &[u8]) {
+        self.w.len(self.strings.len());
+        self.w.len(b.len());
+        self.strings.extend_from_slice(b);
+    }
+}
+
+/// Reader of the policy written by [`Enc`].
+struct Dec<'a> {
+    r: Reader<'a>,
+    strings: &'a str,
+}
+
+impl<'a> Dec<'a> {
+    fn u8(&mut self) -> Result<u8, Error> {
+        self.r.u8()
+    }
+    fn u32(&mut self) -> Result<u32, Error> {
+        self.r.u32()
+    }
+    fn u64(&mut self) -> Result<u64, Error> {
+        self.r.u64()
+    }
+    fn len(&mut self) -> Result<usize, Error> {
+        self.r.len()
+    }
+    /// A string: its offset and length must fall on character boundaries
+    /// of the block.
+    fn str(&mut self) -> Result<&'a str, Error> {
+        let at = self.r.u32()? as usize;
+        let n = self.r.u32()? as usize;
+        at.checked_add(n)
+            .and_then(|end| self.strings.get(at..end))
+            .ok_or_else(|| bad("string"))
+    }
+}
 
 fn bad(what: &str) -> Error {
     image_error(format!("image holds an invalid {what}"))
@@ -377,7 +450,7 @@ fn path_str(p: &Path) -> Result<&str, Error> {
     })
 }
 
-fn w_opt(w: &mut Writer, s: Option<&str>) {
+fn w_opt(w: &mut Enc, s: Option<&str>) {
     match s {
         None => w.u8(0),
         Some(s) => {
@@ -387,7 +460,7 @@ fn w_opt(w: &mut Writer, s: Option<&str>) {
     }
 }
 
-fn r_opt(r: &mut Reader<'_>) -> Result<Option<String>, Error> {
+fn r_opt(r: &mut Dec<'_>) -> Result<Option<String>, Error> {
     match r.u8()? {
         0 => Ok(None),
         1 => Ok(Some(r.str()?.to_string())),
@@ -395,7 +468,7 @@ fn r_opt(r: &mut Reader<'_>) -> Result<Option<String>, Error> {
     }
 }
 
-fn r_bool(r: &mut Reader<'_>) -> Result<bool, Error> {
+fn r_bool(r: &mut Dec<'_>) -> Result<bool, Error> {
     match r.u8()? {
         0 => Ok(false),
         1 => Ok(true),
@@ -403,7 +476,7 @@ fn r_bool(r: &mut Reader<'_>) -> Result<bool, Error> {
     }
 }
 
-fn r_index(r: &mut Reader<'_>, bound: usize) -> Result<usize, Error> {
+fn r_index(r: &mut Dec<'_>, bound: usize) -> Result<usize, Error> {
     let i = r.u32()? as usize;
     if i >= bound {
         return Err(bad("index"));
@@ -411,7 +484,7 @@ fn r_index(r: &mut Reader<'_>, bound: usize) -> Result<usize, Error> {
     Ok(i)
 }
 
-fn write_policy(w: &mut Writer, p: &LoadedPolicy) -> Result<(), Error> {
+fn write_policy(w: &mut Enc, p: &LoadedPolicy) -> Result<(), Error> {
     w.len(p.probes.len());
     for probe in &p.probes {
         match probe {
@@ -448,9 +521,10 @@ fn write_policy(w: &mut Writer, p: &LoadedPolicy) -> Result<(), Error> {
         }
         w_opt(w, s.tuff_id.as_deref());
     }
+    let names: Vec<Arc<str>> = p.sources.iter().map(|s| s.name.clone()).collect();
     w.len(p.rules.len());
     for (rule, src) in p.rules.iter().zip(&p.rule_sources) {
-        write_rule(w, rule);
+        write_rule(w, rule, &names);
         w.len(*src);
     }
     w.len(p.warnings.len());
@@ -487,7 +561,7 @@ fn write_policy(w: &mut Writer, p: &LoadedPolicy) -> Result<(), Error> {
 
 /// Reads the policy; without `warnings`, its warnings are read and
 /// dropped.
-fn read_policy(r: &mut Reader<'_>, warnings: bool) -> Result<LoadedPolicy, Error> {
+fn read_policy(r: &mut Dec<'_>, warnings: bool) -> Result<LoadedPolicy, Error> {
     let mut p = LoadedPolicy::new();
     let n = r.len()?;
     for _ in 0..n {
@@ -645,7 +719,7 @@ fn error_kind(c: u8) -> Result<ErrorKind, Error> {
     })
 }
 
-fn write_error(w: &mut Writer, e: &Error) {
+fn write_error(w: &mut Enc, e: &Error) {
     w.u8(error_kind_code(e.kind()));
     w.bytes(e.message().as_bytes());
     let l = e.location();
@@ -661,7 +735,7 @@ fn write_error(w: &mut Writer, e: &Error) {
     }
 }
 
-fn read_error(r: &mut Reader<'_>) -> Result<Error, Error> {
+fn read_error(r: &mut Dec<'_>) -> Result<Error, Error> {
     let kind = error_kind(r.u8()?)?;
     let mut e = Error::new(kind, r.str()?);
     if let Some(s) = r_opt(r)? {
@@ -709,7 +783,7 @@ fn dialect_code(d: Dialect) -> u8 {
     }
 }
 
-fn write_pieces(w: &mut Writer, pieces: &[GlobPiece]) {
+fn write_pieces(w: &mut Enc, pieces: &[GlobPiece]) {
     w.len(pieces.len());
     for p in pieces {
         match p {
@@ -723,7 +797,7 @@ fn write_pieces(w: &mut Writer, pieces: &[GlobPiece]) {
     }
 }
 
-fn read_pieces(r: &mut Reader<'_>) -> Result<Vec<GlobPiece>, Error> {
+fn read_pieces(r: &mut Dec<'_>) -> Result<Vec<GlobPiece>, Error> {
     let n = r.len()?;
     let mut v = Vec::with_capacity(n);
     for _ in 0..n {
@@ -737,7 +811,7 @@ fn read_pieces(r: &mut Reader<'_>) -> Result<Vec<GlobPiece>, Error> {
     Ok(v)
 }
 
-fn write_form(w: &mut Writer, f: &CommandForm) {
+fn write_form(w: &mut Enc, f: &CommandForm) {
     match f {
         CommandForm::Exact(s) => {
             w.u8(0);
@@ -758,7 +832,7 @@ fn write_form(w: &mut Writer, f: &CommandForm) {
     }
 }
 
-fn read_form(r: &mut Reader<'_>) -> Result<CommandForm, Error> {
+fn read_form(r: &mut Dec<'_>) -> Result<CommandForm, Error> {
     Ok(match r.u8()? {
         0 => CommandForm::Exact(r.str()?.to_string()),
         1 => CommandForm::Prefix(r.str()?.to_string()),
@@ -768,7 +842,7 @@ fn read_form(r: &mut Reader<'_>) -> Result<CommandForm, Error> {
     })
 }
 
-fn write_rule(w: &mut Writer, rule: &Rule) {
+fn write_rule(w: &mut Enc, rule: &Rule, names: &[Arc<str>]) {
     w.bytes(rule.text.as_bytes());
     w.u8(effect_code(rule.effect));
     w.u8(dialect_code(rule.dialect));
@@ -870,17 +944,26 @@ fn write_rule(w: &mut Writer, rule: &Rule) {
             w.bytes(s.as_bytes());
         }
     }
-    w.bytes(rule.provenance.source.as_bytes());
+    match names.iter().position(|n| *n == rule.provenance.source) {
+        Some(i) => {
+            w.u8(0);
+            w.len(i);
+        }
+        None => {
+            w.u8(1);
+            w.bytes(rule.provenance.source.as_bytes());
+        }
+    }
     w.u8(list_code(rule.provenance.list));
     w.len(rule.provenance.index);
     w_opt(w, rule.reason.as_deref());
 }
 
-fn read_char(r: &mut Reader<'_>) -> Result<char, Error> {
+fn read_char(r: &mut Dec<'_>) -> Result<char, Error> {
     char::from_u32(r.u32()?).ok_or_else(|| bad("character"))
 }
 
-fn read_rule(r: &mut Reader<'_>, names: &[Arc<str>]) -> Result<Rule, Error> {
+fn read_rule(r: &mut Dec<'_>, names: &[Arc<str>]) -> Result<Rule, Error> {
     let text = r.str()?.to_string();
     let effect = match r.u8()? {
         0 => Effect::Deny,
@@ -983,12 +1066,14 @@ fn read_rule(r: &mut Reader<'_>, names: &[Arc<str>]) -> Result<Rule, Error> {
         6 => Pattern::Opaque(r.str()?.to_string()),
         _ => return Err(bad("pattern")),
     };
-    let source_name = r.str()?;
-    let source = names
-        .iter()
-        .find(|n| &***n == source_name)
-        .cloned()
-        .unwrap_or_else(|| Arc::from(source_name));
+    let source = match r.u8()? {
+        0 => names
+            .get(r.u32()? as usize)
+            .cloned()
+            .ok_or_else(|| bad("source index"))?,
+        1 => Arc::from(r.str()?),
+        _ => return Err(bad("rule source")),
+    };
     let list = match r.u8()? {
         0 => List::Allow,
         1 => List::Ask,
