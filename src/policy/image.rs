@@ -384,6 +384,10 @@ fn decode_parts(bytes: &[u8], whole: bool) -> Result<(String, LoadedPolicy, Poli
 struct Enc {
     w: Writer,
     strings: Vec<u8>,
+    /// Where the text of the rule being written is in `strings`: the
+    /// strings of its pattern, most often pieces of its text, point into
+    /// it instead of being written again (a smaller image to read).
+    text: Option<(usize, usize)>,
 }
 
 impl Enc {
@@ -401,9 +405,29 @@ impl Enc {
     }
     /// A string (as bytes: always a `str`'s).
     fn bytes(&mut self, b: &[u8]) {
-        self.w.len(self.strings.len());
+        use bstr::ByteSlice as _;
+        let within = self.text.and_then(|(at, n)| {
+            let text = self.strings.get(at..at + n)?;
+            Some(at + text.find(b)?)
+        });
+        let at = match within {
+            Some(at) => at,
+            None => {
+                let at = self.strings.len();
+                self.strings.extend_from_slice(b);
+                at
+            }
+        };
+        self.w.len(at);
         self.w.len(b.len());
-        self.strings.extend_from_slice(b);
+    }
+
+    /// The text of a rule, which the strings after it may point into.
+    fn text(&mut self, text: &str) {
+        self.text = None;
+        let at = self.strings.len();
+        self.bytes(text.as_bytes());
+        self.text = Some((at, text.len()));
     }
 }
 
@@ -843,7 +867,7 @@ fn read_form(r: &mut Dec<'_>) -> Result<CommandForm, Error> {
 }
 
 fn write_rule(w: &mut Enc, rule: &Rule, names: &[Arc<str>]) {
-    w.bytes(rule.text.as_bytes());
+    w.text(&rule.text);
     w.u8(effect_code(rule.effect));
     w.u8(dialect_code(rule.dialect));
     match &rule.tool {
@@ -957,6 +981,7 @@ fn write_rule(w: &mut Enc, rule: &Rule, names: &[Arc<str>]) {
     w.u8(list_code(rule.provenance.list));
     w.len(rule.provenance.index);
     w_opt(w, rule.reason.as_deref());
+    w.text = None;
 }
 
 fn read_char(r: &mut Dec<'_>) -> Result<char, Error> {
