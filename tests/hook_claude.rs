@@ -301,3 +301,49 @@ fn decision_log_redacts_secrets() {
     );
     let _ = std::fs::remove_dir_all(&tmp);
 }
+
+/// A hook whose input never ends is refused by its watchdog when the
+/// budget runs out: the deny answer, exit code 2, and the refusal in the
+/// log, while the main thread is still blocked reading.
+#[test]
+fn the_watchdog_refuses_and_logs_when_the_budget_runs_out() {
+    let data = data_dir();
+    let tmp = temp_dir("hook-watchdog");
+    let log = tmp.join("decisions.jsonl");
+    let args: Vec<String> = [
+        "hook",
+        "claude",
+        "--allow",
+        "Bash(git status)",
+        "--budget-ms",
+        "300",
+        "--log",
+        log.to_str().unwrap(),
+    ]
+    .map(String::from)
+    .to_vec();
+    let input = serde_json::json!({
+        "cwd": data.join("proj"), "tool_name": "Bash",
+        "tool_input": {"command": "git status"},
+    });
+    let r = run_hook(&args, &[], &data, input.to_string().into_bytes(), true);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(r.stdout.contains("\"deny\""), "{}", r.stdout);
+    assert!(r.stderr.contains("time budget of 300 ms"), "{}", r.stderr);
+    assert!(r.elapsed < Duration::from_secs(3), "{:?}", r.elapsed);
+    let text = std::fs::read_to_string(&log).expect("log written");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert_eq!(lines[0]["decision"], "refused");
+    assert!(
+        lines[0]["reason"]
+            .as_str()
+            .is_some_and(|s| s.contains("time budget")),
+        "{}",
+        lines[0]
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
+}

@@ -1,25 +1,30 @@
 //! `toolgate hook claude|codex|cursor` (SPEC §11): one hook call, failing
 //! closed.
 //!
-//! The whole hook runs on a worker thread: reading stdin, loading the
-//! policy, deciding. The main thread waits for it at most the time budget
-//! (`--budget-ms`, 2 s by default); a worker that runs out of time, panics
-//! or fails gives the harness's refusal (a deny, the reason on stderr, exit
-//! code 2). A panic hook keeps panics to one line on stderr, and the body
-//! is also wrapped in `catch_unwind`, so no panic reaches the harness as a
-//! crash.
+//! The hook answers on the main thread: reading stdin, loading the policy,
+//! deciding. A watchdog thread holds the time budget (`--budget-ms`, 2 s by
+//! default, counted from the start of the process): it only sleeps, and
+//! when the budget runs out before the main thread has answered it writes
+//! the harness's refusal (a deny, the reason on stderr, exit code 2) and
+//! ends the process. Whichever of the two claims the answer first writes
+//! it; the other writes nothing. (The watchdog allocates nothing while it
+//! waits, so the main thread keeps the one malloc arena, and the answer
+//! needs no hand-over between threads.) A panic hook keeps panics to one
+//! line on stderr, and the body is wrapped in `catch_unwind`: a panic or a
+//! failure is a refusal, never a crash.
 //!
 //! Debug builds only (never release builds) honour two variables the
 //! end-to-end tests use to reach the panic and time-budget paths:
 //! `TOOLGATE_HOOK_TEST_PANIC` (`worker`: panic while deciding; `main`:
-//! panic before the worker starts) and `TOOLGATE_HOOK_TEST_SLEEP_MS` (the
-//! worker sleeps that long before deciding).
+//! panic before the watchdog starts) and `TOOLGATE_HOOK_TEST_SLEEP_MS` (the
+//! hook sleeps that long before deciding).
 
 use std::io::Write as _;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::mpsc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value, json};
@@ -27,12 +32,13 @@ use serde_json::{Map, Value, json};
 use crate::Error;
 use crate::ToolCall;
 use crate::Verdict;
-use crate::cli::policy_args::{Compiling, PolicyArgs};
+use crate::cli::policy_args::PolicyArgs;
 use crate::compile::{Config, Policy};
 use crate::error::ErrorKind;
 use crate::eval::{EvalContext, Evaluator};
 use crate::hook::{self, claude, codex, cursor, redact::redact};
 use crate::policy::cache::ImageCache;
+use crate::policy::image::DecidingImage;
 use crate::policy::{ClaudeRoots, LoadedPolicy};
 
 /// The harnesses a hook answers.
@@ -170,46 +176,81 @@ pub fn run(args: Args) -> ExitCode {
     let harness = args.harness;
     let event = args.event.map(CursorEvent::event);
     let log = args.opts.log.clone();
-    let outcome = catch_unwind(AssertUnwindSafe(|| budgeted(args)))
+    let answered = Arc::new(AtomicBool::new(false));
+    let outcome = catch_unwind(AssertUnwindSafe(|| budgeted(args, started, &answered)))
         .unwrap_or_else(|_| refused("internal error (a panic); see stderr"));
+    if answered.swap(true, Ordering::SeqCst) {
+        // The watchdog refused the call already and is ending the process.
+        loop {
+            std::thread::park();
+        }
+    }
     let code = emit(harness, event, &outcome);
     if let Some(file) = log {
         write_log(&file, harness, &outcome, started.elapsed());
     }
-    code
+    ExitCode::from(code)
 }
 
-/// Runs the hook body on a worker and waits for it at most the budget.
-fn budgeted(args: Args) -> Outcome {
+/// Starts the watchdog of the time budget, then runs the hook body.
+fn budgeted(args: Args, started: Instant, answered: &Arc<AtomicBool>) -> Outcome {
     if test_trigger("TOOLGATE_HOOK_TEST_PANIC").as_deref() == Some("main") {
         panic!("test panic requested by TOOLGATE_HOOK_TEST_PANIC=main");
     }
-    let budget = Duration::from_millis(args.opts.budget_ms);
-    let (tx, rx) = mpsc::channel();
-    let opts = args.opts.clone();
     let harness = args.harness;
     let event = args.event.map(CursorEvent::event);
-    let spawned = std::thread::Builder::new()
-        .name("toolgate-hook".into())
+    if let Err(e) = watchdog(
+        harness,
+        event,
+        args.opts.log.clone(),
+        started,
+        Duration::from_millis(args.opts.budget_ms),
+        Arc::clone(answered),
+    ) {
+        return refused(format!("cannot start the watchdog thread: {e}"));
+    }
+    catch_unwind(AssertUnwindSafe(|| decide(harness, event, &args.opts)))
+        .unwrap_or_else(|_| refused("internal error (a panic); see stderr"))
+}
+
+/// Starts the thread that refuses the call when the budget, counted from
+/// `started`, runs out before `answered` is claimed: it writes the refusal
+/// (and the log line) and ends the process with its exit code.
+fn watchdog(
+    harness: Harness,
+    event: Option<cursor::Event>,
+    log: Option<PathBuf>,
+    started: Instant,
+    budget: Duration,
+    answered: Arc<AtomicBool>,
+) -> std::io::Result<()> {
+    let deadline = started.checked_add(budget);
+    std::thread::Builder::new()
+        .name("toolgate-watchdog".into())
         .spawn(move || {
-            let out = catch_unwind(AssertUnwindSafe(|| decide(harness, event, &opts)))
-                .unwrap_or_else(|_| refused("internal error (a panic); see stderr"));
-            // The main thread may have given up waiting; nothing to do then.
-            let _ = tx.send(out);
-        });
-    if let Err(e) = spawned {
-        return refused(format!("cannot start the worker thread: {e}"));
-    }
-    match rx.recv_timeout(budget) {
-        Ok(out) => out,
-        Err(mpsc::RecvTimeoutError::Timeout) => refused(format!(
-            "no decision within the hook's time budget of {} ms",
-            budget.as_millis()
-        )),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            refused("internal error (the worker stopped without an answer)")
-        }
-    }
+            // No deadline (a budget past the end of time): nothing to watch.
+            let Some(deadline) = deadline else { return };
+            loop {
+                let now = Instant::now();
+                if now >= deadline {
+                    break;
+                }
+                std::thread::park_timeout(deadline - now);
+            }
+            if answered.swap(true, Ordering::SeqCst) {
+                return;
+            }
+            let outcome = refused(format!(
+                "no decision within the hook's time budget of {} ms",
+                budget.as_millis()
+            ));
+            let code = emit(harness, event, &outcome);
+            if let Some(file) = log {
+                write_log(&file, harness, &outcome, started.elapsed());
+            }
+            std::process::exit(i32::from(code));
+        })
+        .map(drop)
 }
 
 /// A debug-build-only test trigger.
@@ -389,8 +430,7 @@ fn evaluate_with(
     tuff_starts: &[PathBuf],
     decide: impl FnOnce(&Evaluator, &EvalContext) -> Result<Evaluated, Error>,
 ) -> Result<Evaluated, Error> {
-    let (policy, compiled) = load_policy(opts, project, tuff_starts)?;
-    let evaluator = Evaluator::with_compiled(&policy, compiled)?;
+    let evaluator = load_evaluator(opts, project, tuff_starts)?;
     let project_str = project.to_str().ok_or_else(|| {
         Error::new(
             ErrorKind::Call,
@@ -411,7 +451,6 @@ fn evaluate_with(
     // The process exits once the answer is out: freeing the policy's
     // thousands of allocations first would only delay it.
     std::mem::forget(evaluator);
-    std::mem::forget(policy);
     Ok(answer)
 }
 
@@ -422,18 +461,19 @@ fn env_dir(var: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// The hook's policy and its compiled matchers: the settings hierarchy of
+/// The evaluator of the hook's policy: the settings hierarchy of
 /// `project`, the `--policy` files, the installed tuff policies (searched
 /// from each of `tuff_starts` in turn), then the rules on the command line
 /// — the order [`PolicyArgs::load`] uses. A precompiled image given alone
 /// loads as it is; otherwise the image cache is used unless `--no-cache`.
-/// A hook answers one call and exits: it compiles with
-/// [`Config::one_shot`], which builds no automaton it will not walk.
-fn load_policy(
+/// An image (given or cached) is decoded to decide with only
+/// ([`DecidingImage`]). A hook answers one call and exits: it compiles
+/// with [`Config::one_shot`], which builds no automaton it will not walk.
+fn load_evaluator(
     opts: &HookOpts,
     project: &Path,
     tuff_starts: &[PathBuf],
-) -> Result<(LoadedPolicy, Policy), Error> {
+) -> Result<Evaluator, Error> {
     if opts.policy.is_empty() {
         return Err(Error::new(
             ErrorKind::Policy,
@@ -441,21 +481,44 @@ fn load_policy(
              or --allow/--ask/--deny RULE",
         ));
     }
-    let how = Compiling {
-        config: Config::one_shot(),
-        engine: "one-shot",
-        cache: if opts.no_cache {
-            None
-        } else {
-            ImageCache::from_env()
-        },
-    };
+    if let Some(path) = opts.policy.sole_image() {
+        let name = path.display().to_string();
+        let image = DecidingImage::read(path)?;
+        image.check_fresh(&name)?;
+        return image.into_evaluator();
+    }
     let roots = ClaudeRoots::system(project.to_path_buf());
-    opts.policy.load_compiled(&roots, tuff_starts, &how)
+    let load = || opts.policy.load_from(&roots, tuff_starts);
+    let compile = |p: &LoadedPolicy| {
+        Policy::builder()
+            .configure(Config::one_shot())
+            .build(p.rules().to_vec())
+    };
+    let cache = if opts.no_cache {
+        None
+    } else {
+        ImageCache::from_env()
+    };
+    match cache {
+        Some(cache) => {
+            let recipe = opts.policy.recipe(&roots, tuff_starts, ENGINE);
+            Ok(cache.evaluator(&recipe, load, compile)?.0)
+        }
+        None => {
+            let policy = load()?;
+            let compiled = compile(&policy)?;
+            let evaluator = Evaluator::with_compiled(&policy, compiled)?;
+            std::mem::forget(policy);
+            Ok(evaluator)
+        }
+    }
 }
 
+/// The hook's matcher configuration by name, part of its cache key.
+const ENGINE: &str = "one-shot";
+
 /// Writes the outcome in the harness's terms; returns the exit code.
-fn emit(harness: Harness, event: Option<cursor::Event>, outcome: &Outcome) -> ExitCode {
+fn emit(harness: Harness, event: Option<cursor::Event>, outcome: &Outcome) -> u8 {
     let event = event.unwrap_or(cursor::Event::BeforeReadFile);
     let (stdout, stderr, code) = match (harness, outcome) {
         (
@@ -507,10 +570,10 @@ fn emit(harness: Harness, event: Option<cursor::Event>, outcome: &Outcome) -> Ex
         let written = writeln!(out, "{v}").and_then(|()| out.flush());
         if written.is_err() {
             // The harness cannot read the answer; exit 2 still blocks.
-            return ExitCode::from(2);
+            return 2;
         }
     }
-    ExitCode::from(code)
+    code
 }
 
 /// Appends the decision to the log; a log that cannot be written is

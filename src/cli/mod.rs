@@ -48,8 +48,31 @@ enum Command {
     Test(test::Args),
 }
 
+/// The parser of `toolgate hook` alone: the same subcommand as in [`Cli`],
+/// without building every other subcommand's parser (a hook is a process
+/// per tool call; clap building the whole tree costs a quarter of a
+/// millisecond, more than deciding the call).
+#[derive(Parser, Debug)]
+#[command(name = "toolgate", version, about)]
+struct HookCli {
+    #[command(subcommand)]
+    command: HookCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum HookCommand {
+    /// Answer one hook call of a harness (stdin: its hook input).
+    Hook(hook::Args),
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn main() -> ExitCode {
+    if std::env::args_os().nth(1).is_some_and(|a| a == "hook") {
+        let HookCli {
+            command: HookCommand::Hook(args),
+        } = HookCli::parse();
+        return hook::run(args);
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::MatchRules(args) => match_rules::run(args),
@@ -80,5 +103,77 @@ pub(crate) fn emit(text: &str) -> Result<(), ()> {
             eprintln!("toolgate: cannot write the output: {e}");
             Err(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `toolgate hook …` parsed by the hook's own parser and by the whole
+    /// command line: the same arguments, the same help, the same errors.
+    #[test]
+    fn the_hook_parser_parses_as_the_whole_command_line() {
+        let lines: &[&[&str]] = &[
+            &["hook", "claude", "--policy", "p.json"],
+            &[
+                "hook",
+                "cursor",
+                "--event",
+                "beforeReadFile",
+                "--allow",
+                "Read",
+                "--no-cache",
+            ],
+            &[
+                "hook",
+                "codex",
+                "--deny",
+                "Bash(rm *)",
+                "--budget-ms",
+                "50",
+                "--log",
+                "l",
+            ],
+            &[
+                "hook",
+                "claude",
+                "--claude-settings",
+                "--tuff",
+                "x",
+                "--dir-prefix",
+                "d",
+            ],
+            &["hook", "--help"],
+            &["hook", "claude", "--help"],
+            &["hook", "-h"],
+            &["hook"],
+            &["hook", "cursor", "--allow", "Read"],
+            &["hook", "claude", "--bogus"],
+            &["hook", "nobody"],
+            &["hook", "claude", "--budget-ms", "x"],
+            &["hook", "--version"],
+        ];
+        let mut failures = Vec::new();
+        for line in lines {
+            let argv = std::iter::once("toolgate").chain(line.iter().copied());
+            let whole = match Cli::try_parse_from(argv.clone()) {
+                Ok(Cli {
+                    command: Command::Hook(a),
+                }) => Ok(format!("{a:?}")),
+                Ok(other) => Ok(format!("not a hook: {other:?}")),
+                Err(e) => Err((e.kind(), e.to_string())),
+            };
+            let alone = match HookCli::try_parse_from(argv) {
+                Ok(HookCli {
+                    command: HookCommand::Hook(a),
+                }) => Ok(format!("{a:?}")),
+                Err(e) => Err((e.kind(), e.to_string())),
+            };
+            if whole != alone {
+                failures.push(format!("{line:?}:\n  whole: {whole:?}\n  alone: {alone:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 }

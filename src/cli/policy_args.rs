@@ -190,7 +190,7 @@ impl PolicyArgs {
     }
 
     /// The precompiled image given as the only source of rules, if so.
-    fn sole_image(&self) -> Option<&Path> {
+    pub(crate) fn sole_image(&self) -> Option<&Path> {
         let alone = self.policy.len() == 1
             && !self.claude_settings
             && self.tuff.is_empty()

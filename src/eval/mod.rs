@@ -219,6 +219,17 @@ impl Evaluator {
         Evaluator::assemble(compiled, PolicyFacts::of(policy))
     }
 
+    /// An evaluator over `compiled` with the sources, additional
+    /// directories and modes of `policy`, whose rules are neither read nor
+    /// compared: for a precompiled image, whose rules were decoded once,
+    /// into `compiled`, from the same checksummed bytes.
+    pub(crate) fn with_compiled_facts(
+        policy: &LoadedPolicy,
+        compiled: Policy,
+    ) -> Result<Evaluator, Error> {
+        Evaluator::assemble(compiled, PolicyFacts::of(policy))
+    }
+
     fn build(rules: Vec<Rule>, facts: PolicyFacts, config: Config) -> Result<Evaluator, Error> {
         let policy = Policy::builder().configure(config).build(rules)?;
         Evaluator::assemble(policy, facts)

@@ -2,7 +2,7 @@
 //!
 //! Codex sends the same input shape as Claude Code (`cwd`,
 //! `hook_event_name`, `tool_name`, `tool_input`, …), read by
-//! [`claude::Input`](super::claude::Input), and reads the same
+//! [`claude::Input`], and reads the same
 //! `hookSpecificOutput` answer. It cannot ask and refuses a call only with
 //! a deny, so:
 //!

@@ -20,10 +20,11 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::LoadedPolicy;
-use super::image::{PolicyImage, build_id};
+use super::image::{DecidingImage, PolicyImage, build_id};
 use crate::compile::Policy;
 use crate::compile::image::checksum;
 use crate::error::{Error, ErrorKind};
+use crate::eval::Evaluator;
 
 /// Where a cache lookup's policy came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -76,17 +77,34 @@ impl ImageCache {
 
     /// The fresh entry of `recipe`, if there is one.
     pub fn load(&self, recipe: &str) -> Option<(LoadedPolicy, Policy)> {
-        let path = self.entry(recipe);
-        if !private(&self.dir) || !private(&path) {
-            return None;
-        }
-        let bytes = std::fs::read(&path).ok()?;
-        let name = path.display().to_string();
+        let (bytes, name) = self.read_entry(recipe)?;
         let image = PolicyImage::from_bytes(&bytes, &name).ok()?;
         if image.recipe() != recipe || image.check_fresh(&name).is_err() {
             return None;
         }
         Some(image.into_parts())
+    }
+
+    /// The fresh entry of `recipe` decoded to decide with, if there is one
+    /// ([`ImageCache::load`]).
+    pub(crate) fn load_to_decide(&self, recipe: &str) -> Option<DecidingImage> {
+        let (bytes, name) = self.read_entry(recipe)?;
+        let image = DecidingImage::from_bytes(&bytes, &name).ok()?;
+        if image.recipe() != recipe || image.check_fresh(&name).is_err() {
+            return None;
+        }
+        Some(image)
+    }
+
+    /// The bytes of the entry of `recipe` and its name, when it exists and
+    /// only this user can have written it.
+    fn read_entry(&self, recipe: &str) -> Option<(Vec<u8>, String)> {
+        let path = self.entry(recipe);
+        if !private(&self.dir) || !private(&path) {
+            return None;
+        }
+        let bytes = std::fs::read(&path).ok()?;
+        Some((bytes, path.display().to_string()))
     }
 
     /// Stores `image` as the entry of its recipe, atomically.
@@ -117,6 +135,29 @@ impl ImageCache {
         };
         let (p, c) = image.into_parts();
         Ok((p, c, outcome))
+    }
+
+    /// The evaluator of the fresh entry of `recipe`, else of `load()`
+    /// compiled with `compile` (and stored, as [`ImageCache::get_or_build`]
+    /// does).
+    pub(crate) fn evaluator(
+        &self,
+        recipe: &str,
+        load: impl FnOnce() -> Result<LoadedPolicy, Error>,
+        compile: impl FnOnce(&LoadedPolicy) -> Result<Policy, Error>,
+    ) -> Result<(Evaluator, Outcome), Error> {
+        if let Some(image) = self.load_to_decide(recipe) {
+            return Ok((image.into_evaluator()?, Outcome::Hit));
+        }
+        let policy = load()?;
+        let compiled = compile(&policy)?;
+        let image = PolicyImage::new(recipe, policy, compiled);
+        let outcome = match self.store(&image) {
+            Ok(_) => Outcome::Stored,
+            Err(_) => Outcome::NotStored,
+        };
+        let (p, c) = image.into_parts();
+        Ok((Evaluator::with_compiled(&p, c)?, outcome))
     }
 }
 

@@ -26,8 +26,10 @@
 //! # Format
 //!
 //! The frame of `crate::compile` images (magic, kind `compiled`, version,
-//! length, checksum), then: the build id, the recipe, the probes, the
-//! policy, the matchers — strings and lists length-prefixed, integers
+//! length, checksum), then: the build id, the recipe, the policy's strings
+//! (one block, checked as UTF-8 once), the policy (probes, sources, rules,
+//! warnings, settings; each string an offset and a length in the block),
+//! the matchers — blocks and lists length-prefixed, integers
 //! little-endian.
 
 use std::path::{Path, PathBuf};
@@ -38,6 +40,7 @@ use super::{Warning, settings};
 use crate::compile::Policy;
 use crate::compile::image::{KIND_COMPILED, Reader, Writer, checksum, frame, image_error, unframe};
 use crate::error::{Error, ErrorKind};
+use crate::eval::Evaluator;
 use crate::rule::{
     Anchor, CommandForm, CommandPattern, Dialect, DomainLabel, DomainPattern, Effect, GlobPiece,
     List, PathPattern, Pattern, Provenance, Rule, SegPiece, Segment, ToolMatch,
@@ -211,7 +214,10 @@ impl PolicyImage {
         let mut w = Writer::default();
         w.bytes(self.build.as_bytes());
         w.bytes(self.recipe.as_bytes());
-        write_policy(&mut w, &self.policy)?;
+        let mut p = Enc::default();
+        write_policy(&mut p, &self.policy)?;
+        w.bytes(&p.strings);
+        w.bytes(&p.w.buf);
         // Loading reads the rules from these same bytes and does not
         // compare their fingerprint (see `decode`): none is computed.
         let matchers = self.compiled.matchers_to_bytes_with(false);
@@ -229,27 +235,9 @@ impl PolicyImage {
     }
 
     fn decode(bytes: &[u8]) -> Result<PolicyImage, Error> {
-        let payload = unframe(KIND_COMPILED, bytes)?;
-        let mut r = Reader::new(payload);
-        let build = r.str()?.to_string();
-        if build != build_id() {
-            return Err(image_error(format!(
-                "image was made by another toolgate build ({build}; this is {})",
-                build_id()
-            )));
-        }
-        let recipe = r.str()?.to_string();
-        let policy = read_policy(&mut r)?;
-        let matchers = r.bytes()?;
-        if r.pos != payload.len() {
-            return Err(image_error("image has trailing bytes"));
-        }
-        // The rules were read from this checksummed image, written with
-        // the matchers by this very build: their fingerprint need not be
-        // computed again (the costliest part of a load).
-        let compiled = Policy::from_image_checked(policy.rules().to_vec(), matchers, false)?;
+        let (recipe, policy, compiled) = decode_parts(bytes, true)?;
         Ok(PolicyImage {
-            build,
+            build: build_id().to_string(),
             recipe,
             policy,
             compiled,
@@ -259,36 +247,219 @@ impl PolicyImage {
     /// Reads the image from `path` ([`PolicyImage::from_bytes`]).
     pub fn read(path: &Path) -> Result<PolicyImage, Error> {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|e| {
-            Error::new(
-                ErrorKind::Io,
-                format!(
-                    "cannot read the image: {}",
-                    crate::rule::tuff::io_clause(&e)
-                ),
-            )
-            .with_source(&name)
-        })?;
-        PolicyImage::from_bytes(&bytes, &name)
+        PolicyImage::from_bytes(&read_file(path, &name)?, &name)
     }
 
     /// An error naming the image (`name`) and the first of its files that
     /// changed since it was made, if one did.
     pub fn check_fresh(&self, name: &str) -> Result<(), Error> {
-        for p in self.policy.probes() {
-            if let Some(why) = p.changed() {
-                return Err(image_error(format!(
-                    "image is stale: {why} since it was compiled; compile it again"
-                ))
-                .with_source(name));
-            }
-        }
-        Ok(())
+        check_fresh(self.policy.probes(), name)
     }
+}
+
+/// An image decoded to decide calls with, and nothing else (a hook): its
+/// rules are decoded once, into the compiled matchers, and neither kept a
+/// second time in policy order nor compared with themselves; the load's
+/// warnings are skipped. Validated as [`PolicyImage::from_bytes`] does.
+#[derive(Debug)]
+pub(crate) struct DecidingImage {
+    recipe: String,
+    /// The policy without its rules and warnings: its sources, settings
+    /// and probes.
+    facts: LoadedPolicy,
+    compiled: Policy,
+}
+
+impl DecidingImage {
+    /// Loads an image ([`PolicyImage::from_bytes`]).
+    pub(crate) fn from_bytes(bytes: &[u8], name: &str) -> Result<DecidingImage, Error> {
+        let (recipe, facts, compiled) = decode_parts(bytes, false).map_err(|e| {
+            image_error(format!("{}: rebuild it with toolgate compile", e.message()))
+                .with_source(name)
+        })?;
+        Ok(DecidingImage {
+            recipe,
+            facts,
+            compiled,
+        })
+    }
+
+    /// Reads the image from `path` ([`PolicyImage::read`]).
+    pub(crate) fn read(path: &Path) -> Result<DecidingImage, Error> {
+        let name = path.display().to_string();
+        DecidingImage::from_bytes(&read_file(path, &name)?, &name)
+    }
+
+    /// The recipe the image was made from.
+    pub(crate) fn recipe(&self) -> &str {
+        &self.recipe
+    }
+
+    /// [`PolicyImage::check_fresh`].
+    pub(crate) fn check_fresh(&self, name: &str) -> Result<(), Error> {
+        check_fresh(self.facts.probes(), name)
+    }
+
+    /// The evaluator of the image's policy.
+    pub(crate) fn into_evaluator(self) -> Result<Evaluator, Error> {
+        Evaluator::with_compiled_facts(&self.facts, self.compiled)
+    }
+}
+
+/// The bytes of the image at `path` (`name` names it in errors).
+fn read_file(path: &Path, name: &str) -> Result<Vec<u8>, Error> {
+    std::fs::read(path).map_err(|e| {
+        Error::new(
+            ErrorKind::Io,
+            format!(
+                "cannot read the image: {}",
+                crate::rule::tuff::io_clause(&e)
+            ),
+        )
+        .with_source(name)
+    })
+}
+
+/// An error naming the image (`name`) and the first of `probes` that
+/// changed since it was made, if one did.
+fn check_fresh(probes: &[Probe], name: &str) -> Result<(), Error> {
+    for p in probes {
+        if let Some(why) = p.changed() {
+            return Err(image_error(format!(
+                "image is stale: {why} since it was compiled; compile it again"
+            ))
+            .with_source(name));
+        }
+    }
+    Ok(())
+}
+
+/// Decodes an image made by this build: its recipe, its policy and the
+/// compiled matchers. With `whole`, the policy keeps its rules (a copy of
+/// those the matchers hold) and its warnings; without, it has neither.
+fn decode_parts(bytes: &[u8], whole: bool) -> Result<(String, LoadedPolicy, Policy), Error> {
+    let payload = unframe(KIND_COMPILED, bytes)?;
+    let mut r = Reader::new(payload);
+    let build = r.str()?;
+    if build != build_id() {
+        return Err(image_error(format!(
+            "image was made by another toolgate build ({build}; this is {})",
+            build_id()
+        )));
+    }
+    let recipe = r.str()?.to_string();
+    let strings = std::str::from_utf8(r.bytes()?).map_err(|_| bad("string"))?;
+    let mut d = Dec {
+        r: Reader::new(r.bytes()?),
+        strings,
+    };
+    let mut policy = read_policy(&mut d, whole)?;
+    if d.r.pos != d.r.buf.len() {
+        return Err(image_error("image has trailing bytes"));
+    }
+    let matchers = r.bytes()?;
+    if r.pos != payload.len() {
+        return Err(image_error("image has trailing bytes"));
+    }
+    let rules = if whole {
+        policy.rules.clone()
+    } else {
+        policy.rule_sources.clear();
+        std::mem::take(&mut policy.rules)
+    };
+    // The rules were read from this checksummed image, written with the
+    // matchers by this very build: their fingerprint need not be computed
+    // again (the costliest part of a load).
+    let compiled = Policy::from_image_checked(rules, matchers, false)?;
+    Ok((recipe, policy, compiled))
 }
 
 // ---------------------------------------------------------------------------
 // Encoding. Every enumeration is a byte; decoding refuses unknown values.
+// The policy's strings are kept apart, in one block checked as UTF-8 once:
+// each string is its offset and length in the block.
+
+/// Writer of the policy: its structure, and its strings apart.
+#[derive(Default)]
+struct Enc {
+    w: Writer,
+    strings: Vec<u8>,
+    /// Where the text of the rule being written is in `strings`: the
+    /// strings of its pattern, most often pieces of its text, point into
+    /// it instead of being written again (a smaller image to read).
+    text: Option<(usize, usize)>,
+}
+
+impl Enc {
+    fn u8(&mut self, x: u8) {
+        self.w.u8(x);
+    }
+    fn u32(&mut self, x: u32) {
+        self.w.u32(x);
+    }
+    fn u64(&mut self, x: u64) {
+        self.w.u64(x);
+    }
+    fn len(&mut self, x: usize) {
+        self.w.len(x);
+    }
+    /// A string (as bytes: always a `str`'s).
+    fn bytes(&mut self, b: &[u8]) {
+        use bstr::ByteSlice as _;
+        let within = self.text.and_then(|(at, n)| {
+            let text = self.strings.get(at..at + n)?;
+            Some(at + text.find(b)?)
+        });
+        let at = match within {
+            Some(at) => at,
+            None => {
+                let at = self.strings.len();
+                self.strings.extend_from_slice(b);
+                at
+            }
+        };
+        self.w.len(at);
+        self.w.len(b.len());
+    }
+
+    /// The text of a rule, which the strings after it may point into.
+    fn text(&mut self, text: &str) {
+        self.text = None;
+        let at = self.strings.len();
+        self.bytes(text.as_bytes());
+        self.text = Some((at, text.len()));
+    }
+}
+
+/// Reader of the policy written by [`Enc`].
+struct Dec<'a> {
+    r: Reader<'a>,
+    strings: &'a str,
+}
+
+impl<'a> Dec<'a> {
+    fn u8(&mut self) -> Result<u8, Error> {
+        self.r.u8()
+    }
+    fn u32(&mut self) -> Result<u32, Error> {
+        self.r.u32()
+    }
+    fn u64(&mut self) -> Result<u64, Error> {
+        self.r.u64()
+    }
+    fn len(&mut self) -> Result<usize, Error> {
+        self.r.len()
+    }
+    /// A string: its offset and length must fall on character boundaries
+    /// of the block.
+    fn str(&mut self) -> Result<&'a str, Error> {
+        let at = self.r.u32()? as usize;
+        let n = self.r.u32()? as usize;
+        at.checked_add(n)
+            .and_then(|end| self.strings.get(at..end))
+            .ok_or_else(|| bad("string"))
+    }
+}
 
 fn bad(what: &str) -> Error {
     image_error(format!("image holds an invalid {what}"))
@@ -303,7 +474,7 @@ fn path_str(p: &Path) -> Result<&str, Error> {
     })
 }
 
-fn w_opt(w: &mut Writer, s: Option<&str>) {
+fn w_opt(w: &mut Enc, s: Option<&str>) {
     match s {
         None => w.u8(0),
         Some(s) => {
@@ -313,7 +484,7 @@ fn w_opt(w: &mut Writer, s: Option<&str>) {
     }
 }
 
-fn r_opt(r: &mut Reader<'_>) -> Result<Option<String>, Error> {
+fn r_opt(r: &mut Dec<'_>) -> Result<Option<String>, Error> {
     match r.u8()? {
         0 => Ok(None),
         1 => Ok(Some(r.str()?.to_string())),
@@ -321,7 +492,7 @@ fn r_opt(r: &mut Reader<'_>) -> Result<Option<String>, Error> {
     }
 }
 
-fn r_bool(r: &mut Reader<'_>) -> Result<bool, Error> {
+fn r_bool(r: &mut Dec<'_>) -> Result<bool, Error> {
     match r.u8()? {
         0 => Ok(false),
         1 => Ok(true),
@@ -329,7 +500,7 @@ fn r_bool(r: &mut Reader<'_>) -> Result<bool, Error> {
     }
 }
 
-fn r_index(r: &mut Reader<'_>, bound: usize) -> Result<usize, Error> {
+fn r_index(r: &mut Dec<'_>, bound: usize) -> Result<usize, Error> {
     let i = r.u32()? as usize;
     if i >= bound {
         return Err(bad("index"));
@@ -337,7 +508,7 @@ fn r_index(r: &mut Reader<'_>, bound: usize) -> Result<usize, Error> {
     Ok(i)
 }
 
-fn write_policy(w: &mut Writer, p: &LoadedPolicy) -> Result<(), Error> {
+fn write_policy(w: &mut Enc, p: &LoadedPolicy) -> Result<(), Error> {
     w.len(p.probes.len());
     for probe in &p.probes {
         match probe {
@@ -374,9 +545,10 @@ fn write_policy(w: &mut Writer, p: &LoadedPolicy) -> Result<(), Error> {
         }
         w_opt(w, s.tuff_id.as_deref());
     }
+    let names: Vec<Arc<str>> = p.sources.iter().map(|s| s.name.clone()).collect();
     w.len(p.rules.len());
     for (rule, src) in p.rules.iter().zip(&p.rule_sources) {
-        write_rule(w, rule);
+        write_rule(w, rule, &names);
         w.len(*src);
     }
     w.len(p.warnings.len());
@@ -411,7 +583,9 @@ fn write_policy(w: &mut Writer, p: &LoadedPolicy) -> Result<(), Error> {
     Ok(())
 }
 
-fn read_policy(r: &mut Reader<'_>) -> Result<LoadedPolicy, Error> {
+/// Reads the policy; without `warnings`, its warnings are read and
+/// dropped.
+fn read_policy(r: &mut Dec<'_>, warnings: bool) -> Result<LoadedPolicy, Error> {
     let mut p = LoadedPolicy::new();
     let n = r.len()?;
     for _ in 0..n {
@@ -463,7 +637,10 @@ fn read_policy(r: &mut Reader<'_>) -> Result<LoadedPolicy, Error> {
     }
     let n = r.len()?;
     for _ in 0..n {
-        p.warnings.push(Warning::new(read_error(r)?));
+        let w = read_error(r)?;
+        if warnings {
+            p.warnings.push(Warning::new(w));
+        }
     }
     p.default_mode = match r.u8()? {
         0 => None,
@@ -566,7 +743,7 @@ fn error_kind(c: u8) -> Result<ErrorKind, Error> {
     })
 }
 
-fn write_error(w: &mut Writer, e: &Error) {
+fn write_error(w: &mut Enc, e: &Error) {
     w.u8(error_kind_code(e.kind()));
     w.bytes(e.message().as_bytes());
     let l = e.location();
@@ -582,7 +759,7 @@ fn write_error(w: &mut Writer, e: &Error) {
     }
 }
 
-fn read_error(r: &mut Reader<'_>) -> Result<Error, Error> {
+fn read_error(r: &mut Dec<'_>) -> Result<Error, Error> {
     let kind = error_kind(r.u8()?)?;
     let mut e = Error::new(kind, r.str()?);
     if let Some(s) = r_opt(r)? {
@@ -630,7 +807,7 @@ fn dialect_code(d: Dialect) -> u8 {
     }
 }
 
-fn write_pieces(w: &mut Writer, pieces: &[GlobPiece]) {
+fn write_pieces(w: &mut Enc, pieces: &[GlobPiece]) {
     w.len(pieces.len());
     for p in pieces {
         match p {
@@ -644,7 +821,7 @@ fn write_pieces(w: &mut Writer, pieces: &[GlobPiece]) {
     }
 }
 
-fn read_pieces(r: &mut Reader<'_>) -> Result<Vec<GlobPiece>, Error> {
+fn read_pieces(r: &mut Dec<'_>) -> Result<Vec<GlobPiece>, Error> {
     let n = r.len()?;
     let mut v = Vec::with_capacity(n);
     for _ in 0..n {
@@ -658,7 +835,7 @@ fn read_pieces(r: &mut Reader<'_>) -> Result<Vec<GlobPiece>, Error> {
     Ok(v)
 }
 
-fn write_form(w: &mut Writer, f: &CommandForm) {
+fn write_form(w: &mut Enc, f: &CommandForm) {
     match f {
         CommandForm::Exact(s) => {
             w.u8(0);
@@ -679,7 +856,7 @@ fn write_form(w: &mut Writer, f: &CommandForm) {
     }
 }
 
-fn read_form(r: &mut Reader<'_>) -> Result<CommandForm, Error> {
+fn read_form(r: &mut Dec<'_>) -> Result<CommandForm, Error> {
     Ok(match r.u8()? {
         0 => CommandForm::Exact(r.str()?.to_string()),
         1 => CommandForm::Prefix(r.str()?.to_string()),
@@ -689,8 +866,8 @@ fn read_form(r: &mut Reader<'_>) -> Result<CommandForm, Error> {
     })
 }
 
-fn write_rule(w: &mut Writer, rule: &Rule) {
-    w.bytes(rule.text.as_bytes());
+fn write_rule(w: &mut Enc, rule: &Rule, names: &[Arc<str>]) {
+    w.text(&rule.text);
     w.u8(effect_code(rule.effect));
     w.u8(dialect_code(rule.dialect));
     match &rule.tool {
@@ -791,17 +968,27 @@ fn write_rule(w: &mut Writer, rule: &Rule) {
             w.bytes(s.as_bytes());
         }
     }
-    w.bytes(rule.provenance.source.as_bytes());
+    match names.iter().position(|n| *n == rule.provenance.source) {
+        Some(i) => {
+            w.u8(0);
+            w.len(i);
+        }
+        None => {
+            w.u8(1);
+            w.bytes(rule.provenance.source.as_bytes());
+        }
+    }
     w.u8(list_code(rule.provenance.list));
     w.len(rule.provenance.index);
     w_opt(w, rule.reason.as_deref());
+    w.text = None;
 }
 
-fn read_char(r: &mut Reader<'_>) -> Result<char, Error> {
+fn read_char(r: &mut Dec<'_>) -> Result<char, Error> {
     char::from_u32(r.u32()?).ok_or_else(|| bad("character"))
 }
 
-fn read_rule(r: &mut Reader<'_>, names: &[Arc<str>]) -> Result<Rule, Error> {
+fn read_rule(r: &mut Dec<'_>, names: &[Arc<str>]) -> Result<Rule, Error> {
     let text = r.str()?.to_string();
     let effect = match r.u8()? {
         0 => Effect::Deny,
@@ -904,12 +1091,14 @@ fn read_rule(r: &mut Reader<'_>, names: &[Arc<str>]) -> Result<Rule, Error> {
         6 => Pattern::Opaque(r.str()?.to_string()),
         _ => return Err(bad("pattern")),
     };
-    let source_name = r.str()?;
-    let source = names
-        .iter()
-        .find(|n| &***n == source_name)
-        .cloned()
-        .unwrap_or_else(|| Arc::from(source_name));
+    let source = match r.u8()? {
+        0 => names
+            .get(r.u32()? as usize)
+            .cloned()
+            .ok_or_else(|| bad("source index"))?,
+        1 => Arc::from(r.str()?),
+        _ => return Err(bad("rule source")),
+    };
     let list = match r.u8()? {
         0 => List::Allow,
         1 => List::Ask,
@@ -969,6 +1158,55 @@ mod tests {
         assert!(!back.policy().warnings().is_empty());
     }
 
+    /// The image decoded to decide with gives every call the verdict and
+    /// the deciding rule the whole image gives it.
+    #[test]
+    fn an_image_decoded_to_decide_decides_as_the_whole_image() {
+        use crate::eval::{EvalContext, Verdict};
+        let img = sample();
+        let bytes = img.to_bytes().unwrap();
+        let whole = PolicyImage::from_bytes(&bytes, "x").unwrap();
+        let (p, c) = whole.into_parts();
+        let whole = Evaluator::with_compiled(&p, c).unwrap();
+        let lean = DecidingImage::from_bytes(&bytes, "x").unwrap();
+        assert_eq!(lean.recipe(), "recipe");
+        assert!(lean.facts.rules().is_empty() && lean.facts.warnings().is_empty());
+        let lean = lean.into_evaluator().unwrap();
+        let ctx = EvalContext::new("/p")
+            .unwrap()
+            .with_project_dir("/p")
+            .unwrap();
+        let calls = [
+            ("Bash", serde_json::json!({"command": "git status"})),
+            ("Bash", serde_json::json!({"command": "rm -rf /"})),
+            ("Bash", serde_json::json!({"command": "curl x && git log"})),
+            ("Bash", serde_json::json!({"command": "ls"})),
+            ("Read", serde_json::json!({"file_path": "/p/src/a.rs"})),
+            ("Edit", serde_json::json!({"file_path": "/etc/b"})),
+            (
+                "WebFetch",
+                serde_json::json!({"url": "https://a.example.com/x"}),
+            ),
+            ("mcp__db__query", serde_json::json!({})),
+            ("Agent", serde_json::json!({"subagent_type": "Explore"})),
+        ];
+        let mut seen = Vec::new();
+        for (tool, input) in calls {
+            let serde_json::Value::Object(input) = input else {
+                unreachable!()
+            };
+            let call = crate::ToolCall::new(tool, input).unwrap();
+            let a = whole.evaluate(&call, &ctx).unwrap();
+            let b = lean.evaluate(&call, &ctx).unwrap();
+            let text = |d: &crate::eval::Decision<'_>| d.rule.map(|r| r.rule.text.clone());
+            assert_eq!((a.verdict, text(&a)), (b.verdict, text(&b)), "{tool}");
+            seen.push(a.verdict);
+        }
+        for v in [Verdict::Allow, Verdict::Ask, Verdict::Deny, Verdict::None] {
+            assert!(seen.contains(&v), "no call is decided {v:?}");
+        }
+    }
+
     proptest::proptest! {
         /// Any change to the payload, checksummed again so that it gets
         /// past the frame, is decoded or refused, never a panic.
@@ -989,6 +1227,7 @@ mod tests {
             }
             let framed = frame(KIND_COMPILED, payload);
             let _ = PolicyImage::from_bytes(&framed, "x");
+            let _ = DecidingImage::from_bytes(&framed, "x");
         }
     }
 }
