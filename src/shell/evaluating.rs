@@ -61,10 +61,30 @@ pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
     })
 }
 
+/// Whether `s` holds one of `((`, `$[`, `[`, `${`, `let`, ` -i`, `\t-i`:
+/// in one pass over the bytes for a short text (most commands hold none,
+/// and setting up seven substring searches would cost more), by substring
+/// searches for a long one.
 fn might_evaluate(s: &str) -> bool {
-    ["((", "$[", "[", "${", "let", " -i", "\t-i"]
-        .iter()
-        .any(|p| s.contains(p))
+    const PATTERNS: [&str; 7] = ["((", "$[", "[", "${", "let", " -i", "\t-i"];
+    if s.len() > 256 {
+        return PATTERNS.iter().any(|p| s.contains(p));
+    }
+    let b = s.as_bytes();
+    b.iter().enumerate().any(|(k, &c)| match c {
+        // (`$[` holds a `[`.)
+        b'[' => true,
+        b'(' => b.get(k + 1) == Some(&b'('),
+        b'$' => b.get(k + 1) == Some(&b'{'),
+        b'l' => b.get(k + 1..k + 3) == Some(b"et"),
+        b'-' => {
+            b.get(k + 1) == Some(&b'i')
+                && k.checked_sub(1)
+                    .and_then(|p| b.get(p))
+                    .is_some_and(|p| matches!(p, b' ' | b'\t'))
+        }
+        _ => false,
+    })
 }
 
 struct Context {
