@@ -20,8 +20,10 @@ use std::path::PathBuf;
 use toolgate::shell::{self, MAX_INPUT, Reason};
 
 /// Complete readings among the tldr corpus's lines (a regression check:
-/// change it only with a reason).
-const TLDR_COMPLETE: usize = 30_068;
+/// change it only with a reason). 30,066: `declare -i variable="value"` and
+/// `local -i variable="value"` are incomplete since a value bash evaluates
+/// as arithmetic (`value` names a variable) makes a reading incomplete.
+const TLDR_COMPLETE: usize = 30_066;
 
 /// CPU time is read at scheduler ticks: every sample must span many of
 /// them, so the CPU-time groups use samples of equal, long size.
@@ -158,6 +160,33 @@ fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
         ("backslashes", "\\".repeat(k), None),
         ("one long word", "a".repeat(k), None),
         ("subshells", fit("( ".repeat(k / 2)), Some(Reason::TooDeep)),
+        // What the value-as-code check scans (every context, subscript
+        // and command word), open or repeated.
+        (
+            "unclosed ${a:",
+            fit(format!("echo {}", "${a:".repeat(k / 4))),
+            Some(Reason::TooDeep),
+        ),
+        (
+            "[[ × 21,845",
+            fit(format!("echo{}", " [[".repeat(k / 3))),
+            None,
+        ),
+        (
+            "a[ × 21,845",
+            fit(format!("echo{}", " a[".repeat(k / 3))),
+            None,
+        ),
+        (
+            "read × 13,106",
+            fit(format!("(( 1 )); {}", "read ".repeat(k / 5))),
+            None,
+        ),
+        (
+            "(( )) and 32,000 words",
+            fit(format!("(( 1 )); echo{}", " y".repeat(k / 2))),
+            None,
+        ),
     ]
 }
 

@@ -116,3 +116,80 @@ fn many_here_documents_are_linear() {
     let r = read_small_stack(s);
     assert!(r.commands.len() >= 2000);
 }
+
+/// The value-as-code check reads each command's words once, however often
+/// a word that sets or evaluates a value repeats: what it finds after
+/// thousands of repetitions it still finds, and what it must not find it
+/// still does not.
+#[test]
+fn value_as_code_after_repeated_words() {
+    let code = "'a[$(rm y)]'";
+    let cases: Vec<(String, bool)> = vec![
+        (
+            format!("{}x <<< {code}; echo $((x))", "read ".repeat(5000)),
+            true,
+        ),
+        (format!("{}x; echo $((x))", "mapfile ".repeat(3000)), true),
+        (
+            format!("{}-v x %s {code}; echo $((x))", "printf ".repeat(5000)),
+            true,
+        ),
+        (
+            format!("printf {}-v x %s {code}; echo $((x))", "a ".repeat(5000)),
+            true,
+        ),
+        (format!("printf-v x {code}; echo $((x))"), true),
+        (
+            format!("for x in {}{code}; do echo $((x)); done", "1 ".repeat(5000)),
+            true,
+        ),
+        (
+            format!("for x in {}; do echo $((x)); done", "1 ".repeat(5000)),
+            false,
+        ),
+        (
+            format!(
+                "(( 1 )); {}x in 1 2; do :; done; x={code}; a[x]=1",
+                "for ".repeat(3000)
+            ),
+            true,
+        ),
+        (
+            format!("x={code}; {}echo $((x))", "echo $((1)); ".repeat(3000)),
+            true,
+        ),
+        (
+            format!(
+                "x={code}; echo {}x{}",
+                "$((".repeat(3000),
+                "))".repeat(3000)
+            ),
+            true,
+        ),
+        (
+            format!("x={code}; echo {}${{!x}}", "${a:".repeat(3000)),
+            true,
+        ),
+        (format!("x={code}; {}-i y=x", "declare ".repeat(3000)), true),
+        (
+            format!("x={code}; [[ {} $x -eq 1 ]]", "[[ ".repeat(3000)),
+            true,
+        ),
+        (format!("echo {}", "[[ ".repeat(20_000)), false),
+        (format!("echo {}", "a[".repeat(20_000)), false),
+        (format!("(( 1 )); {}", "read ".repeat(10_000)), false),
+    ];
+    let mut wrong = Vec::new();
+    for (cmd, runs_code) in &cases {
+        let r = shell::read(cmd);
+        let found = reasons(&r).contains(&Reason::ValueRunsCode);
+        if found != *runs_code {
+            wrong.push(format!(
+                "{}… ({} bytes): value runs code {found}, expected {runs_code}",
+                &cmd[..cmd.len().min(40)],
+                cmd.len()
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}

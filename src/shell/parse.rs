@@ -9,6 +9,7 @@ use super::{
     MAX_DEPTH, MAX_INPUT, Origin, Reading, Reason, Redirection, RedirectionOp, Script, ScriptKind,
     Word, WordKind, brace,
 };
+use std::cell::Cell;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -198,7 +199,7 @@ pub(super) fn read(command: &str) -> Reading {
         heredocs: Vec::new(),
         active: Vec::new(),
         feeds: Vec::new(),
-        words: Vec::new(),
+        words: Vec::with_capacity(16),
         abort: false,
     };
     if too_long {
@@ -233,6 +234,7 @@ fn read_script(
         cond,
         env,
         st,
+        keyword_at: Cell::new(None),
     };
     let stop = p.list(S_EOF, Connector::None);
     if !p.st.abort && stop != Some(S_EOF) {
@@ -604,6 +606,10 @@ struct Lexed {
     bracket: bool,
 }
 
+/// An answer of [`Parser::keyword`]: where it was asked (`pos`, `end`)
+/// and the keyword found there with its length.
+type KeywordAt = (usize, usize, Option<(Kw, usize)>);
+
 struct Parser<'s, 'st> {
     /// The script's text, shared with words that are their source.
     text: Arc<str>,
@@ -618,6 +624,9 @@ struct Parser<'s, 'st> {
     /// [`Reading::envs`]).
     env: u32,
     st: &'st mut State,
+    /// The last answer of [`Parser::keyword`] and where it was asked
+    /// (`(pos, end)`): a command's start is asked about several times.
+    keyword_at: Cell<Option<KeywordAt>>,
 }
 
 impl<'s> Parser<'s, '_> {
@@ -709,6 +718,18 @@ impl<'s> Parser<'s, '_> {
 
     /// The reserved word at the cursor, if one stands there as a word.
     fn keyword(&self) -> Option<(Kw, usize)> {
+        if let Some((pos, end, kw)) = self.keyword_at.get()
+            && pos == self.pos
+            && end == self.end
+        {
+            return kw;
+        }
+        let kw = self.keyword_uncached();
+        self.keyword_at.set(Some((self.pos, self.end, kw)));
+        kw
+    }
+
+    fn keyword_uncached(&self) -> Option<(Kw, usize)> {
         let rest = self.src.get(self.pos..self.end)?;
         // Every keyword starts with one of these bytes: most words are
         // turned away here.
@@ -1794,7 +1815,7 @@ impl<'s> Parser<'s, '_> {
             self.st.words.push(w);
             any_brace |= lx.brace && !lx.dynamic;
         }
-        let mut words: Vec<Word> = self.st.words.drain(base..).collect();
+        let mut words: Vec<Word> = self.st.words.split_off(base);
         if words.is_empty() && assignments.is_empty() && redirections.is_empty() {
             let at = self.pos;
             self.stop(Reason::EmptyCommand, at..at);
