@@ -291,6 +291,11 @@ impl Evaluator {
             }
         }
         e.needs = action::Needs {
+            candidates: e
+                .policy
+                .rules()
+                .iter()
+                .any(|r| matches!(r.pattern, Pattern::Command(_))),
             deny_candidates: !e.could_commands.is_empty(),
             words: !e.policy.token_rules().is_empty(),
         };
@@ -563,7 +568,7 @@ impl Evaluator {
     fn token_matches(
         &self,
         tool: &str,
-        words: &[String],
+        words: &[crate::shell::Word],
         holes: &[String],
         narrowing: bool,
         buf: &mut Vec<u32>,

@@ -239,14 +239,30 @@ pub struct Invocation {
 
 /// Reduces every command of a reading. Never panics.
 pub fn invocations(reading: &Reading) -> Reduction {
-    invocations_with(reading, true)
+    invocations_with(reading, Texts::All)
 }
 
-/// [`invocations`]; without `deny_candidates`, the candidates that serve
-/// deny and ask rules only are not built (for a policy that has none).
-pub(crate) fn invocations_with(reading: &Reading, deny_candidates: bool) -> Reduction {
+/// Which candidate texts to build.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Texts {
+    /// The text as written only (a policy without command rules: it names
+    /// the invocation in reports).
+    First,
+    /// Those that serve allow rules (a policy without deny or ask command
+    /// rules).
+    Allow,
+    /// All of them.
+    #[default]
+    All,
+}
+
+/// [`invocations`], building only the candidate texts `texts` says.
+pub(crate) fn invocations_with(reading: &Reading, texts: Texts) -> Reduction {
     let mut ctx = Ctx {
-        deny_candidates,
+        // Room for each command and a wrapper: an invocation is large, and
+        // the allocator's path for blocks of a kilobyte and more is slow.
+        out: Vec::with_capacity(reading.commands.len() + 1),
+        texts,
         ..Ctx::default()
     };
     reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
@@ -264,8 +280,8 @@ pub(crate) fn invocations_with(reading: &Reading, deny_candidates: bool) -> Redu
 struct Ctx {
     out: Vec<Invocation>,
     scripts: Vec<Reading>,
-    /// Build the candidates that serve deny and ask rules only.
-    deny_candidates: bool,
+    /// Which candidates to build.
+    texts: Texts,
 }
 
 /// Where a chain's words came from, for source texts.
@@ -550,7 +566,7 @@ fn chain(
             &inv.words,
             form.as_deref(),
             alt.as_deref(),
-            ctx.deny_candidates,
+            ctx.texts,
         );
         inv.candidates = cands;
     }
@@ -990,11 +1006,10 @@ fn shell_file(words: &[Word], found: &mut Found) {
 /// value (SPEC §7.2, §13).
 #[allow(clippy::type_complexity)]
 fn subcommand_form(words: &[Word]) -> (Option<String>, Option<Vec<&Word>>, Option<Vec<&Word>>) {
-    let p = Program::of(words.first());
-    if p.dynamic {
+    let Some(program) = words.first().filter(|w| !w.is_dynamic()) else {
         return (None, None, None);
-    }
-    let Some(table) = programs::subcommand_table(&p.base) else {
+    };
+    let Some(table) = programs::subcommand_table(basename(program.text())) else {
         return (None, None, None);
     };
     let find = |unknown_takes: bool| -> (Option<usize>, bool) {
@@ -1278,8 +1293,9 @@ fn candidates(
     action_words: &[Word],
     form: Option<&[&Word]>,
     alt: Option<&[&Word]>,
-    deny_candidates: bool,
+    texts: Texts,
 ) -> Vec<Candidate> {
+    let deny_candidates = texts == Texts::All;
     let mut out: Vec<Candidate> = Vec::new();
     let mut add = |text: String, for_allow: bool| {
         if let Some(c) = out.iter_mut().find(|c| c.text == text) {
@@ -1346,6 +1362,9 @@ fn candidates(
                     ),
                     true,
                 );
+                if texts == Texts::First {
+                    return out;
+                }
             }
         }
     }
