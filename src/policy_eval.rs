@@ -36,6 +36,7 @@
 //! # Ok::<(), toolgate::Error>(())
 //! ```
 
+use std::cell::RefCell;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -333,6 +334,78 @@ fn path_str<'p>(what: &str, p: &'p Path) -> Result<&'p str, Error> {
     })
 }
 
+thread_local! {
+    /// The engine's context for the last `(root, cwd)` evaluated on this
+    /// thread: a harness asks about many calls in one context, and
+    /// normalising its directories is a fair part of a call's cost.
+    static LAST_CONTEXT: RefCell<Option<(String, String, crate::EvalContext)>> =
+        const { RefCell::new(None) };
+    /// A Bash call whose command is rewritten for each shell action, so a
+    /// call allocates no map.
+    static SHELL_CALL: RefCell<Option<ToolCall>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with the engine's context for `root` and `cwd` (a relative
+/// `cwd` is taken against `root`).
+fn with_context<T>(
+    root: &str,
+    cwd: &str,
+    f: impl FnOnce(&crate::EvalContext) -> T,
+) -> Result<T, Error> {
+    let build = || {
+        let abs = if cwd.starts_with('/') {
+            cwd.to_string()
+        } else {
+            crate::paths::join_lexical(root, cwd).unwrap_or_else(|| root.to_string())
+        };
+        crate::EvalContext::new(&abs)?.with_project_dir(root)
+    };
+    LAST_CONTEXT.with(|cell| {
+        // Busy only if `f` evaluated again on this thread: build afresh.
+        let Ok(mut slot) = cell.try_borrow_mut() else {
+            return Ok(f(&build()?));
+        };
+        let hit = slot
+            .as_ref()
+            .is_some_and(|(r, c, _)| r.as_str() == root && c.as_str() == cwd);
+        if !hit {
+            *slot = Some((root.to_string(), cwd.to_string(), build()?));
+        }
+        match slot.as_ref() {
+            Some((_, _, ctx)) => Ok(f(ctx)),
+            None => Ok(f(&build()?)),
+        }
+    })
+}
+
+/// Runs `f` with the call the engine decides for `action`.
+fn with_call<T>(action: &PolicyAction, f: impl FnOnce(&ToolCall) -> T) -> Result<T, Error> {
+    let PolicyAction::Shell(cmd) = action else {
+        return Ok(f(&call_of(action)?));
+    };
+    SHELL_CALL.with(|cell| {
+        let Ok(mut slot) = cell.try_borrow_mut() else {
+            return Ok(f(&call_of(action)?));
+        };
+        if slot.is_none() {
+            *slot = Some(call_of(action)?);
+        }
+        match slot.as_mut() {
+            Some(call) => {
+                match call.input.get_mut("command") {
+                    Some(Value::String(s)) => {
+                        s.clear();
+                        s.push_str(cmd);
+                    }
+                    _ => *call = call_of(action)?,
+                }
+                Ok(f(call))
+            }
+            None => Ok(f(&call_of(action)?)),
+        }
+    })
+}
+
 /// The call the engine decides for one action.
 fn call_of(action: &PolicyAction) -> Result<ToolCall, Error> {
     let with = |tool: &str, key: &str, value: &str| {
@@ -389,28 +462,33 @@ pub fn evaluate(
     let engine = policy.engine()?;
     let root = path_str("project root", context.root)?;
     let cwd = path_str("working directory", context.cwd)?;
-    let cwd = if cwd.starts_with('/') {
-        cwd.to_string()
-    } else {
-        crate::paths::join_lexical(root, cwd).unwrap_or_else(|| root.to_string())
-    };
-    let ctx = crate::EvalContext::new(&cwd)?.with_project_dir(root)?;
     // (level, deny before ask, rule index): the smallest wins.
     let mut best: Option<(Effect, usize)> = None;
-    for action in actions {
-        let call = call_of(action)?;
-        let decision = engine.evaluate(&call, &ctx)?;
-        let Some(d) = decision.rule else { continue };
-        let level = match (d.rule.effect, d.how) {
-            (Effect::Deny, crate::eval::How::Matches) => Effect::Deny,
-            (Effect::Allow, _) => continue,
-            _ => Effect::Ask,
-        };
-        let key = (level, d.rule.provenance.index);
-        if best.is_none_or(|b| key < b) {
-            best = Some(key);
+    with_context(root, cwd, |ctx| {
+        for action in actions {
+            let rule = with_call(action, |call| {
+                let decision = engine.evaluate(call, ctx)?;
+                Ok::<_, Error>(
+                    decision
+                        .rule
+                        .map(|d| (d.rule.effect, d.how, d.rule.provenance.index)),
+                )
+            })??;
+            let Some((effect, how, index)) = rule else {
+                continue;
+            };
+            let level = match (effect, how) {
+                (Effect::Deny, crate::eval::How::Matches) => Effect::Deny,
+                (Effect::Allow, _) => continue,
+                _ => Effect::Ask,
+            };
+            let key = (level, index);
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
         }
-    }
+        Ok::<_, Error>(())
+    })??;
     Ok(best.and_then(|(effect, index)| {
         let rule = policy.rules().get(index)?;
         Some(PolicyDecision {

@@ -387,7 +387,7 @@ fn plain_precedence<'p>(
         sorted.dedup_by(|x, y| x.index == y.index && x.how == y.how);
         reports.push(ActionReport {
             kind: a.kind,
-            subject: a.subject.clone(),
+            subject: a.subject().to_string(),
             needs_approval: a.needs_approval,
             matches: sorted,
             outcome,

@@ -37,11 +37,11 @@ pub(crate) enum Target {
     /// rules), and the source texts of its dynamic and glob words.
     Run {
         cands: Vec<Cand>,
-        words: Vec<String>,
+        words: Vec<crate::shell::Word>,
         /// The argv of each wrapper around it, outermost first (its own
         /// words and the command it wraps): deny and ask token rules that
         /// name a wrapper (`["sudo", "airmon-ng"]`) match them.
-        wrappers: Vec<Vec<String>>,
+        wrappers: Vec<Vec<crate::shell::Word>>,
         holes: Vec<String>,
         /// It runs a script or options that execute or write (SPEC §8.5):
         /// allow rules must name what it does.
@@ -105,6 +105,34 @@ pub(crate) struct Action {
     pub facts: ModeFacts,
 }
 
+impl Action {
+    /// What the action is about: its own subject, or — when that is
+    /// empty — the text it is matched by (a command's whole text, a run's
+    /// first candidate), which is not copied twice.
+    pub fn subject(&self) -> &str {
+        if !self.subject.is_empty() {
+            return &self.subject;
+        }
+        match &self.target {
+            Target::Raw { text, .. } => text,
+            Target::Run { cands, .. } => cands.first().map_or("", |c| c.text.as_str()),
+            _ => "",
+        }
+    }
+
+    /// [`Action::subject`], taken out of the action.
+    pub fn into_subject(self) -> String {
+        if !self.subject.is_empty() {
+            return self.subject;
+        }
+        match self.target {
+            Target::Raw { text, .. } => text,
+            Target::Run { cands, .. } => cands.into_iter().next().map_or(String::new(), |c| c.text),
+            _ => String::new(),
+        }
+    }
+}
+
 /// The actions of a call and why its reading is incomplete.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Actions {
@@ -125,6 +153,9 @@ pub(crate) fn derive(call: &ToolCall, ctx: &EvalContext) -> Result<Actions, Erro
 /// (it could meet no rule).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Needs {
+    /// The candidate texts at all (the policy has a command rule; without
+    /// one, only the text as written is built, to name the run).
+    pub candidates: bool,
     /// The candidate texts that serve deny and ask rules only (the policy
     /// has a deny or ask command rule).
     pub deny_candidates: bool,
@@ -135,6 +166,7 @@ pub(crate) struct Needs {
 impl Needs {
     /// Everything (the reference evaluator, explanations).
     pub const ALL: Needs = Needs {
+        candidates: true,
         deny_candidates: true,
         words: true,
     };
@@ -143,6 +175,18 @@ impl Needs {
     /// match them.
     pub fn holes(self) -> bool {
         self.deny_candidates || self.words
+    }
+
+    /// The candidate texts to build.
+    pub fn texts(self) -> crate::shell::reduce::Texts {
+        use crate::shell::reduce::Texts;
+        if self.deny_candidates {
+            Texts::All
+        } else if self.candidates {
+            Texts::Allow
+        } else {
+            Texts::First
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use super::mode;
 use crate::shell::files::{self, Base, FileUse, PathRef};
 use crate::shell::programs;
 use crate::shell::reduce::{self, Invocation, Role};
-use crate::shell::{self, WordKind};
+use crate::shell::{self, Word, WordKind};
 
 /// Derives the actions of the Bash command `command` into `out`.
 /// What the policy cannot use (`needs`) is not built.
@@ -22,7 +22,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             reading.source(inc.script, &inc.span)
         ));
     }
-    let red = reduce::invocations_with(&reading, needs.deny_candidates);
+    let red = reduce::invocations_with(&reading, needs.texts());
     for sub in &red.scripts {
         for inc in &sub.incomplete {
             out.incomplete.push(format!(
@@ -45,7 +45,8 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
     }
     out.list.push(Action {
         kind: ActionKind::Command,
-        subject: command.to_string(),
+        // The text it is matched by (see `Action::subject`).
+        subject: String::new(),
         needs_approval: false,
         call_rules: false,
         target: Target::Raw {
@@ -67,7 +68,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
     // What needs the whole chain is computed first; then each invocation
     // is taken apart without copying its texts.
     #[allow(clippy::type_complexity)]
-    let chains: Vec<Option<(bool, Vec<String>, Vec<Vec<String>>)>> = (0..red.invocations.len())
+    let chains: Vec<Option<(bool, Vec<String>, Vec<Vec<Word>>)>> = (0..red.invocations.len())
         .map(|i| {
             (red.invocations[i].role == Role::Command).then(|| {
                 (
@@ -137,10 +138,13 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
                 for_allow: c.for_allow,
             })
             .collect();
-        let subject = cands.first().map_or_else(
-            || reduce::render_words(&inv.words, false),
-            |c| c.text.clone(),
-        );
+        // Its first candidate (the text as written) when it has one (see
+        // `Action::subject`).
+        let subject = if cands.is_empty() {
+            reduce::render_words(&inv.words, false)
+        } else {
+            String::new()
+        };
         out.list.push(Action {
             kind: ActionKind::Run,
             subject,
@@ -148,11 +152,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             call_rules: true,
             target: Target::Run {
                 cands,
-                words: if needs.words {
-                    inv.words.iter().map(|w| w.text().to_string()).collect()
-                } else {
-                    Vec::new()
-                },
+                words: if needs.words { inv.words } else { Vec::new() },
                 wrappers,
                 holes,
                 exec: inv.exec,
@@ -197,14 +197,14 @@ fn plain_chain(invs: &[Invocation], i: usize) -> bool {
 }
 
 /// The argv of each wrapper around invocation `i`, outermost first.
-fn wrapper_argvs(invs: &[Invocation], i: usize) -> Vec<Vec<String>> {
-    let mut out: Vec<Vec<String>> = Vec::new();
+fn wrapper_argvs(invs: &[Invocation], i: usize) -> Vec<Vec<Word>> {
+    let mut out: Vec<Vec<Word>> = Vec::new();
     let mut cur = invs.get(i).and_then(|inv| inv.parent);
     while let Some(inv) = cur.and_then(|k| invs.get(k)) {
         if inv.role != Role::Wrapper {
             break;
         }
-        out.push(inv.words.iter().map(|w| w.text().to_string()).collect());
+        out.push(inv.words.clone());
         cur = inv.parent;
     }
     out.reverse();

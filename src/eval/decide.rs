@@ -90,8 +90,8 @@ pub(crate) fn decide<'p>(
         }
         reports.push(ActionReport {
             kind: action.kind,
-            subject: action.subject,
             needs_approval: action.needs_approval,
+            subject: action.into_subject(),
             matches: ms,
             outcome,
         });

@@ -151,6 +151,12 @@ impl PolicyFacts {
     }
 }
 
+thread_local! {
+    /// Match buffers reused by every evaluation on a thread.
+    static SCRATCH: std::cell::RefCell<(Matches, Vec<(u32, How)>)> =
+        std::cell::RefCell::new((Matches::new(), Vec::new()));
+}
+
 /// The compiled evaluator: built once from a policy, asked once per call.
 ///
 /// Cheap to share across threads (`&Evaluator` is all `evaluate` needs).
@@ -302,6 +308,11 @@ impl Evaluator {
             }
         }
         e.needs = action::Needs {
+            candidates: e
+                .policy
+                .rules()
+                .iter()
+                .any(|r| matches!(r.pattern, Pattern::Command(_))),
             deny_candidates: !e.could_commands.is_empty(),
             words: !e.policy.token_rules().is_empty(),
         };
@@ -361,17 +372,41 @@ impl Evaluator {
             project: Some(ctx.project_dir()),
             sources: &roots_ref,
         };
-        let mut m = Matches::new();
-        let call_ids = self.call_ids(call, &mut m);
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => {
+                let (m, ids) = &mut *scratch;
+                self.decide_actions(call, ctx, actions, &dirs, m, ids)
+            }
+            // Busy only if evaluation re-entered itself: fresh buffers.
+            Err(_) => self.decide_actions(
+                call,
+                ctx,
+                actions,
+                &dirs,
+                &mut Matches::new(),
+                &mut Vec::new(),
+            ),
+        })
+    }
+
+    /// Matches each action and decides (`m` and `ids` are scratch).
+    fn decide_actions<'p>(
+        &'p self,
+        call: &ToolCall,
+        ctx: &EvalContext,
+        actions: action::Actions,
+        dirs: &AnchorDirs<'_>,
+        m: &mut Matches,
+        ids: &mut Vec<(u32, How)>,
+    ) -> Result<Decision<'p>, Error> {
+        let call_ids = self.call_ids(call, m);
         let mut all = Vec::with_capacity(actions.list.len());
-        // One buffer for every action's matches.
-        let mut ids: Vec<(u32, How)> = Vec::new();
         for a in &actions.list {
             ids.clear();
             if a.call_rules {
                 ids.extend(call_ids.iter().map(|&id| (id, How::Matches)));
             }
-            self.match_target(call, a, ctx, &dirs, &mut m, &mut ids);
+            self.match_target(call, a, ctx, dirs, m, ids);
             all.push(
                 ids.iter()
                     .filter_map(|&(id, how)| {
@@ -574,7 +609,7 @@ impl Evaluator {
     fn token_matches(
         &self,
         tool: &str,
-        words: &[String],
+        words: &[crate::shell::Word],
         holes: &[String],
         narrowing: bool,
         buf: &mut Vec<u32>,

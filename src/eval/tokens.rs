@@ -151,19 +151,38 @@ fn value_options(program: &str) -> &'static [&'static str] {
         .map_or(&[][..], |(_, v)| v)
 }
 
+/// A word of an argv: a string, or a word of a reading (whose text is
+/// not copied).
+pub(crate) trait Token {
+    /// Its text.
+    fn token(&self) -> &str;
+}
+
+impl Token for String {
+    fn token(&self) -> &str {
+        self
+    }
+}
+
+impl Token for crate::shell::Word {
+    fn token(&self) -> &str {
+        self.text()
+    }
+}
+
 /// The subcommand of an argv: the first word after the options before it
 /// are skipped (as [`tokens_match`] skips them), if any.
-fn subcommand<'w>(program: &str, args: &'w [String]) -> Option<&'w str> {
+fn subcommand<'w, W: Token>(program: &str, args: &'w [W]) -> Option<&'w str> {
     let values = value_options(program);
     let mut i = 0;
-    while let Some(a) = args.get(i) {
+    while let Some(a) = args.get(i).map(Token::token) {
         if a == "--" {
-            return args.get(i + 1).map(String::as_str);
+            return args.get(i + 1).map(Token::token);
         }
         if !a.starts_with('-') || a == "-" {
             return Some(a);
         }
-        i += if !a.contains('=') && values.contains(&a.as_str()) {
+        i += if !a.contains('=') && values.contains(&a) {
             2
         } else {
             1
@@ -206,9 +225,11 @@ impl TokenIndex {
 
     /// The ids of the rules that may match `words` (ascending), to be
     /// checked with [`tokens_match`].
-    pub(crate) fn candidates(&self, words: &[String], out: &mut Vec<u32>) {
+    pub(crate) fn candidates<W: Token>(&self, words: &[W], out: &mut Vec<u32>) {
         out.clear();
-        let Some(first) = words.first() else { return };
+        let Some(first) = words.first().map(Token::token) else {
+            return;
+        };
         let prog = basename(first);
         let Some(subs) = self.by_program.get(prog) else {
             return;
@@ -225,7 +246,7 @@ impl TokenIndex {
 }
 
 /// Whether the token rule `rule` matches the argv `words`.
-pub(crate) fn tokens_match(rule: &[String], words: &[String]) -> bool {
+pub(crate) fn tokens_match<W: Token>(rule: &[String], words: &[W]) -> bool {
     tokens_match_with(rule, words, &|_| false)
 }
 
@@ -234,16 +255,16 @@ pub(crate) fn tokens_match(rule: &[String], words: &[String]) -> bool {
 /// may stand for any run of words, so it may be the program, the
 /// subcommand, or every rule word still to be found (SPEC §8.4: a deny or
 /// ask rule that could match makes the action ask).
-pub(crate) fn tokens_could_match(
+pub(crate) fn tokens_could_match<W: Token>(
     rule: &[String],
-    words: &[String],
+    words: &[W],
     hole: &dyn Fn(&str) -> bool,
 ) -> bool {
     tokens_match_with(rule, words, hole)
 }
 
-fn tokens_match_with(rule: &[String], words: &[String], hole: &dyn Fn(&str) -> bool) -> bool {
-    let (Some(program), Some(first)) = (rule.first(), words.first()) else {
+fn tokens_match_with<W: Token>(rule: &[String], words: &[W], hole: &dyn Fn(&str) -> bool) -> bool {
+    let (Some(program), Some(first)) = (rule.first(), words.first().map(Token::token)) else {
         return false;
     };
     if hole(first) {
@@ -265,7 +286,7 @@ fn tokens_match_with(rule: &[String], words: &[String], hole: &dyn Fn(&str) -> b
             .find(|(names, _)| names.contains(&prog))
             .map_or(&[][..], |(_, v)| v);
         let mut i = 0;
-        while let Some(a) = args.get(i) {
+        while let Some(a) = args.get(i).map(Token::token) {
             if a == "--" {
                 i += 1;
                 break;
@@ -276,32 +297,35 @@ fn tokens_match_with(rule: &[String], words: &[String], hole: &dyn Fn(&str) -> b
             if !a.starts_with('-') || a == "-" {
                 break;
             }
-            i += if !a.contains('=') && values.contains(&a.as_str()) {
+            i += if !a.contains('=') && values.contains(&a) {
                 2
             } else {
                 1
             };
         }
-        match args.get(i) {
+        match args.get(i).map(Token::token) {
             Some(a) if a == w1 => (args.get(i + 1..).unwrap_or(&[]), w1.as_str()),
             _ => return false,
         }
     };
     let start = if w1.starts_with('-') { 1 } else { 2 };
     for w in rule.get(start..).unwrap_or(&[]) {
-        if rest.iter().any(|a| hole(a)) {
+        if rest.iter().any(|a| hole(a.token())) {
             return true;
         }
         let want = letters(prog, sub, w);
         if !want.is_empty() {
             // Each letter in some cluster (or alias) among the rest.
-            let have: Vec<char> = rest.iter().flat_map(|a| letters(prog, sub, a)).collect();
+            let have: Vec<char> = rest
+                .iter()
+                .flat_map(|a| letters(prog, sub, a.token()))
+                .collect();
             if !want.iter().all(|c| have.contains(c)) {
                 return false;
             }
             continue;
         }
-        match rest.iter().position(|a| a == w) {
+        match rest.iter().position(|a| a.token() == w) {
             Some(p) => rest = rest.get(p + 1..).unwrap_or(&[]),
             None => return false,
         }

@@ -239,14 +239,30 @@ pub struct Invocation {
 
 /// Reduces every command of a reading. Never panics.
 pub fn invocations(reading: &Reading) -> Reduction {
-    invocations_with(reading, true)
+    invocations_with(reading, Texts::All)
 }
 
-/// [`invocations`]; without `deny_candidates`, the candidates that serve
-/// deny and ask rules only are not built (for a policy that has none).
-pub(crate) fn invocations_with(reading: &Reading, deny_candidates: bool) -> Reduction {
+/// Which candidate texts to build.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Texts {
+    /// The text as written only (a policy without command rules: it names
+    /// the invocation in reports).
+    First,
+    /// Those that serve allow rules (a policy without deny or ask command
+    /// rules).
+    Allow,
+    /// All of them.
+    #[default]
+    All,
+}
+
+/// [`invocations`], building only the candidate texts `texts` says.
+pub(crate) fn invocations_with(reading: &Reading, texts: Texts) -> Reduction {
     let mut ctx = Ctx {
-        deny_candidates,
+        // Room for each command and a wrapper: an invocation is large, and
+        // the allocator's path for blocks of a kilobyte and more is slow.
+        out: Vec::with_capacity(reading.commands.len() + 1),
+        texts,
         ..Ctx::default()
     };
     reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
@@ -264,8 +280,8 @@ pub(crate) fn invocations_with(reading: &Reading, deny_candidates: bool) -> Redu
 struct Ctx {
     out: Vec<Invocation>,
     scripts: Vec<Reading>,
-    /// Build the candidates that serve deny and ask rules only.
-    deny_candidates: bool,
+    /// Which candidates to build.
+    texts: Texts,
 }
 
 /// Where a chain's words came from, for source texts.
@@ -287,7 +303,12 @@ fn reduce_reading(
     start: &Dir,
 ) {
     let dirs = directories(reading, start);
-    let mut actions: Vec<Option<usize>> = Vec::with_capacity(reading.commands.len());
+    // Only a command a shell reads needs the actions before it.
+    let scripted = reading
+        .commands
+        .iter()
+        .any(|c| c.origin == super::Origin::Script);
+    let mut actions: Vec<Option<usize>> = Vec::new();
     for (ci, c) in reading.commands.iter().enumerate() {
         let origin = Origin {
             reading,
@@ -295,7 +316,10 @@ fn reduce_reading(
             command: ci,
             sourced: true,
         };
-        let dir = dirs.get(ci).cloned().unwrap_or(Dir::Unknown);
+        let dir = match &dirs {
+            Some(d) => d.get(ci).cloned().unwrap_or(Dir::Unknown),
+            None => start.clone(),
+        };
         let d = c.depth.saturating_add(depth);
         // A command of a script a shell reads (`sh -c`, a here-document, a
         // pipe) belongs to that shell: the nearest command before it in the
@@ -313,7 +337,9 @@ fn reduce_reading(
             }
         }
         let action = chain(ctx, origin, c, c.words.clone(), par, d, &dir, true);
-        actions.push(action);
+        if scripted {
+            actions.push(action);
+        }
     }
 }
 
@@ -550,7 +576,7 @@ fn chain(
             &inv.words,
             form.as_deref(),
             alt.as_deref(),
-            ctx.deny_candidates,
+            ctx.texts,
         );
         inv.candidates = cands;
     }
@@ -990,11 +1016,10 @@ fn shell_file(words: &[Word], found: &mut Found) {
 /// value (SPEC §7.2, §13).
 #[allow(clippy::type_complexity)]
 fn subcommand_form(words: &[Word]) -> (Option<String>, Option<Vec<&Word>>, Option<Vec<&Word>>) {
-    let p = Program::of(words.first());
-    if p.dynamic {
+    let Some(program) = words.first().filter(|w| !w.is_dynamic()) else {
         return (None, None, None);
-    }
-    let Some(table) = programs::subcommand_table(&p.base) else {
+    };
+    let Some(table) = programs::subcommand_table(basename(program.text())) else {
         return (None, None, None);
     };
     let find = |unknown_takes: bool| -> (Option<usize>, bool) {
@@ -1218,6 +1243,36 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
     let script = origin.reading.scripts.get(c.script)?;
     let end = c.span.end;
     let text = script.text.get(from..end)?;
+    // Without redirections inside and line continuations, the words are
+    // the runs between blanks.
+    if !c
+        .redirections
+        .iter()
+        .any(|r| r.span.start >= from && r.span.end <= end)
+        && !text.contains("\\\n")
+    {
+        let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n');
+        let bytes = text.as_bytes();
+        let mut out = String::with_capacity(text.len());
+        let mut i = 0;
+        while i < bytes.len() {
+            i += bytes
+                .get(i..)
+                .map_or(0, |r| r.iter().take_while(|b| blank(b)).count());
+            let s = i;
+            i += bytes
+                .get(i..)
+                .map_or(0, |r| r.iter().take_while(|b| !blank(b)).count());
+            if s < i {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                // Split only at ASCII blanks: on character boundaries.
+                out.push_str(text.get(s..i).unwrap_or(""));
+            }
+        }
+        return Some(out);
+    }
     let mut cut: Vec<std::ops::Range<usize>> = c
         .redirections
         .iter()
@@ -1278,8 +1333,9 @@ fn candidates(
     action_words: &[Word],
     form: Option<&[&Word]>,
     alt: Option<&[&Word]>,
-    deny_candidates: bool,
+    texts: Texts,
 ) -> Vec<Candidate> {
+    let deny_candidates = texts == Texts::All;
     let mut out: Vec<Candidate> = Vec::new();
     let mut add = |text: String, for_allow: bool| {
         if let Some(c) = out.iter_mut().find(|c| c.text == text) {
@@ -1302,10 +1358,11 @@ fn candidates(
             _ => break,
         }
     }
-    let assign_allow: Vec<&[Assignment]> = if safe_prefix > 0 {
-        vec![assignments, &assignments[safe_prefix..]]
+    let stripped = assignments.get(safe_prefix..).unwrap_or(&[]);
+    let assign_allow: &[&[Assignment]] = if safe_prefix > 0 {
+        &[assignments, stripped]
     } else {
-        vec![assignments]
+        &[assignments]
     };
     // Skip the shapes that cannot differ from others (no path to reduce,
     // no assignment to strip, no form).
@@ -1330,7 +1387,7 @@ fn candidates(
     } else {
         &[Basename::No]
     };
-    for a in &assign_allow {
+    for a in assign_allow {
         for from in 0..=transparent {
             for &b in allow_bases {
                 add(
@@ -1346,6 +1403,9 @@ fn candidates(
                     ),
                     true,
                 );
+                if texts == Texts::First {
+                    return out;
+                }
             }
         }
     }
@@ -1425,7 +1485,33 @@ fn candidates(
 /// `source`, which may run one, leave the directory unknown: later
 /// relative paths are dynamic. `start` is the directory the reading's
 /// shell starts in (a script a wrapper runs starts in its wrapper's).
-fn directories(r: &Reading, start: &Dir) -> Vec<Dir> {
+/// `None` when every command runs in `start` (no command changes or may
+/// change a directory).
+fn directories(r: &Reading, start: &Dir) -> Option<Vec<Dir>> {
+    let changes = |c: &Command| {
+        c.words.first().is_some_and(|w| {
+            w.is_dynamic()
+                || matches!(
+                    w.text(),
+                    "cd" | "pushd"
+                        | "popd"
+                        | "eval"
+                        | "source"
+                        | "."
+                        | "command"
+                        | "builtin"
+                        | "time"
+                )
+        })
+    };
+    let envs = r.envs.len().max(1);
+    if !r
+        .commands
+        .iter()
+        .any(|c| changes(c) || c.env as usize >= envs)
+    {
+        return None;
+    }
     let mut out = Vec::with_capacity(r.commands.len());
     // The directory of each environment, once one of its commands ran.
     let mut dirs: Vec<Option<Dir>> = vec![None; r.envs.len().max(1)];
@@ -1463,7 +1549,7 @@ fn directories(r: &Reading, start: &Dir) -> Vec<Dir> {
             *slot = Some(next);
         }
     }
-    out
+    Some(out)
 }
 
 /// The directory environment `env` is in now (set from its parent's the
