@@ -62,6 +62,7 @@ pub(crate) mod image;
 mod lazy;
 mod lower;
 mod matcher;
+mod route;
 mod strategy;
 
 pub use matcher::{KindMatcher, MatcherShape};
@@ -123,6 +124,8 @@ pub struct Config {
     fallback_cache: usize,
     sparse_above: usize,
     lazy: bool,
+    route_depth: usize,
+    route_pack_size: usize,
 }
 
 impl Default for Config {
@@ -150,6 +153,8 @@ impl Config {
             fallback_cache: 2 << 20,
             sparse_above: 8 << 20,
             lazy: false,
+            route_depth: 2,
+            route_pack_size: 256,
         }
     }
 
@@ -172,6 +177,28 @@ impl Config {
     pub fn lazy(mut self, yes: bool) -> Config {
         self.lazy = yes;
         self
+    }
+
+    /// Literal-led rules whose literal text holds a separator (a space
+    /// in commands, `/` in paths) are reached through a hash of their
+    /// leading words, up to this many (0: none routed; see the `route`
+    /// module), instead of being walked in automata chosen by first byte.
+    pub fn route_depth(mut self, words: usize) -> Config {
+        self.route_depth = words.min(usize::from(u8::MAX));
+        self
+    }
+
+    /// How many routed patterns of one shape share an automaton (the
+    /// automata of consecutive keys are packed together; a query walks
+    /// only the ones its keys lead to).
+    pub fn route_pack_size(mut self, n: usize) -> Config {
+        self.route_pack_size = n.max(1);
+        self
+    }
+
+    /// See [`Config::route_depth`].
+    pub fn get_route_depth(&self) -> usize {
+        self.route_depth
     }
 
     /// See [`Config::lazy`].
@@ -254,6 +281,8 @@ impl Config {
 pub struct Matches {
     pub(crate) ids: Vec<u32>,
     pub(crate) buf: Vec<u8>,
+    /// Scratch for case-folded route keys.
+    pub(crate) fold: Vec<u8>,
 }
 
 impl Matches {
