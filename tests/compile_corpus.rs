@@ -249,6 +249,14 @@ fn corpus_rules_commands_paths_tools_domains() {
             .configure(Config::one_shot())
             .build(rules.clone())
             .expect("corpus builds lazily");
+        let unrouted = Policy::builder()
+            .configure(Config::new().route_depth(0))
+            .build(rules.clone())
+            .expect("corpus compiles unrouted");
+        let routed_deep = Policy::builder()
+            .configure(Config::new().route_depth(6).route_pack_size(8))
+            .build(rules.clone())
+            .expect("corpus compiles routed by six words");
         vec![
             ("default", default),
             ("image", image),
@@ -256,6 +264,8 @@ fn corpus_rules_commands_paths_tools_domains() {
             ("sparse", sparse),
             ("sparse image", sparse_image),
             ("lazy", lazy),
+            ("unrouted", unrouted),
+            ("routed by six words", routed_deep),
         ]
     };
     eprintln!("compiled in {:?}", t.elapsed());

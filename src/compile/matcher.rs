@@ -260,7 +260,9 @@ pub(crate) struct Slow {
 ///
 /// Built by [`super::Policy`]; its strategies (chosen by each rule's
 /// shape) are: a hash map of exact literals,
-/// forward DFAs of literal-led patterns, a reverse DFA of suffix
+/// forward DFAs of literal-led patterns (those whose literal holds a
+/// separator reached through a hash of the haystack's leading words, the
+/// others chosen by first byte), a reverse DFA of suffix
 /// patterns, unanchored DFAs of "contains" patterns, DFAs of any-depth
 /// path patterns walked from every segment start (or backwards from every
 /// segment end), small DFAs of latching patterns, and — only for rules

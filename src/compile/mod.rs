@@ -141,7 +141,10 @@ impl Config {
     /// prefixes nest; other latching patterns 4 to an automaton; such
     /// automata at most 2 MiB;
     /// 8 splits per kind; 8 MiB per rule's NFA; a 2 MiB lazy-DFA cache per
-    /// fallback rule; automata over 8 MiB kept as sparse tables.
+    /// fallback rule; automata over 8 MiB kept as sparse tables;
+    /// literal-led rules routed by up to 2 leading words, in automata of up
+    /// to 4,096 patterns of one shape (whole families of keys of the same
+    /// first word together).
     pub fn new() -> Config {
         Config {
             dfa_size_limit: 48 << 20,
@@ -154,7 +157,7 @@ impl Config {
             sparse_above: 8 << 20,
             lazy: false,
             route_depth: 2,
-            route_pack_size: 256,
+            route_pack_size: 4096,
         }
     }
 

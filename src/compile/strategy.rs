@@ -16,6 +16,10 @@
 //! an unanchored group holds every pattern's start in every state, so
 //! those groups are kept to `fwd_group_size` patterns. A DFA whose dense
 //! table exceeds `sparse_above` bytes is kept sparse.
+//!
+//! Literal-led patterns whose literal holds a separator are routed (see
+//! [`super::route`]): packed by shape into automata reached through their
+//! keys, whole families of keys with the same first word together.
 
 use super::Config;
 use super::lower::{Lowered, Place, Shape};
@@ -226,7 +230,12 @@ pub(crate) fn build(
         // Consecutive keys share automata (a query walks only those its
         // keys lead to); latching patterns whose literal prefixes nest
         // are bounded per automaton, as below.
-        pats.sort_by(|a, b| (&keys[a.3.unwrap_or(0)], a.1).cmp(&(&keys[b.3.unwrap_or(0)], b.1)));
+        let order = |p: &Merged<'_>| {
+            let k = keys.get(p.3.unwrap_or(0));
+            let word = k.map(|k| k.key.split(|&b| b == sep).next().unwrap_or(&[]));
+            (k.map(|k| k.folded), word, k.map(|k| &k.key))
+        };
+        pats.sort_by(|a, b| (order(a), a.1).cmp(&(order(b), b.1)));
         let (cap, conflicts_allowed) = match s {
             0 => (cfg.route_pack_size, usize::MAX),
             1 => (cfg.route_pack_size.min(cfg.fwd_group_size), usize::MAX),
@@ -235,7 +244,7 @@ pub(crate) fn build(
                 cfg.latch_group_size.max(1),
             ),
         };
-        for c in pack(pats, cap.max(1), conflicts_allowed) {
+        for c in pack(pats, &keys, sep, cap.max(1), conflicts_allowed) {
             groups.push(Group {
                 walk: Walk::Fwd,
                 limit: cfg.dfa_size_limit,
@@ -488,11 +497,39 @@ fn merge(pats: Vec<Pat<'_>>) -> Vec<Merged<'_>> {
     out
 }
 
-/// Packs routed patterns (sorted by key) into automata of at most `cap`
-/// patterns, each with at most `conflicts_allowed` patterns whose literal
-/// prefixes nest with a new one's (see the latching bound in `build`).
-fn pack(pats: Vec<Merged<'_>>, cap: usize, conflicts_allowed: usize) -> Vec<Vec<Merged<'_>>> {
-    let mut packs: Vec<Vec<Merged<'_>>> = Vec::new();
+/// Packs routed patterns (sorted by key) into automata. Pure and tracking
+/// patterns: whole families (keys of the same first word, which one query
+/// may all look up) to an automaton, consecutive families together up to
+/// `cap` patterns, so that a query walks one automaton per shape. Latching
+/// patterns: at most `conflicts_allowed` whose literal prefixes nest with a
+/// new one's (see the latching bound in `build`).
+fn pack<'a>(
+    pats: Vec<Merged<'a>>,
+    keys: &[RouteKey],
+    sep: u8,
+    cap: usize,
+    conflicts_allowed: usize,
+) -> Vec<Vec<Merged<'a>>> {
+    let mut packs: Vec<Vec<Merged<'a>>> = Vec::new();
+    if conflicts_allowed == usize::MAX {
+        let family = |p: &Merged<'_>| {
+            keys.get(p.3.unwrap_or(0)).map(|k| {
+                let word = k.key.split(|&b| b == sep).next().unwrap_or(&[]);
+                (k.folded, word.to_vec())
+            })
+        };
+        let mut last = None;
+        for pat in pats {
+            let f = family(&pat);
+            let new_family = f != last;
+            last = f;
+            match packs.last_mut() {
+                Some(c) if !new_family || c.len() < cap => c.push(pat),
+                _ => packs.push(vec![pat]),
+            }
+        }
+        return packs;
+    }
     // Only the last few packs are searched for room, which keeps packing
     // linear (keys come in order, so related ones are close).
     const OPEN: usize = 8;
@@ -501,14 +538,13 @@ fn pack(pats: Vec<Merged<'_>>, cap: usize, conflicts_allowed: usize) -> Vec<Vec<
         let from = packs.len().saturating_sub(OPEN);
         let slot = packs[from..].iter().position(|c| {
             c.len() < cap
-                && (conflicts_allowed == usize::MAX
-                    || c.iter()
-                        .filter(|q| {
-                            let l = literal_prefix(q.1);
-                            l.starts_with(lit) || lit.starts_with(l)
-                        })
-                        .count()
-                        < conflicts_allowed)
+                && c.iter()
+                    .filter(|q| {
+                        let l = literal_prefix(q.1);
+                        l.starts_with(lit) || lit.starts_with(l)
+                    })
+                    .count()
+                    < conflicts_allowed
         });
         match slot.and_then(|i| packs.get_mut(from + i)) {
             Some(c) => c.push(pat),
