@@ -38,9 +38,21 @@ fn configs() -> Vec<(&'static str, Config)> {
         // automata chosen by first byte.
         ("unrouted", Config::new().route_depth(0)),
         // Routed by up to 8 leading words, one pattern to an automaton.
-        ("routed-1", Config::new().route_depth(8).route_pack_size(1)),
+        (
+            "routed-1",
+            Config::new()
+                .route_depth(8)
+                .path_route_depth(8)
+                .route_pack_size(1),
+        ),
         // Every automaton kept as a sparse table.
-        ("sparse", Config::new().sparse_above(0)),
+        (
+            "sparse",
+            Config::new()
+                .sparse_above(0)
+                .route_sparse_above(0)
+                .path_route_depth(2),
+        ),
         // No automaton at all: everything in the fallback.
         (
             "fallback",

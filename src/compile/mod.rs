@@ -125,7 +125,9 @@ pub struct Config {
     sparse_above: usize,
     lazy: bool,
     route_depth: usize,
+    path_route_depth: usize,
     route_pack_size: usize,
+    route_sparse_above: usize,
 }
 
 impl Default for Config {
@@ -142,9 +144,10 @@ impl Config {
     /// automata at most 2 MiB;
     /// 8 splits per kind; 8 MiB per rule's NFA; a 2 MiB lazy-DFA cache per
     /// fallback rule; automata over 8 MiB kept as sparse tables;
-    /// literal-led rules routed by up to 2 leading words, in automata of up
-    /// to 4,096 patterns of one shape (whole families of keys of the same
-    /// first word together).
+    /// literal-led command (and other text) rules routed by up to 2 leading
+    /// words, in automata of up to 4,096 patterns of one shape (whole
+    /// families of keys of the same first word together), kept sparse over
+    /// 2 MiB; path rules not routed (measured slower, see BENCHMARKS.md).
     pub fn new() -> Config {
         Config {
             dfa_size_limit: 48 << 20,
@@ -157,7 +160,9 @@ impl Config {
             sparse_above: 8 << 20,
             lazy: false,
             route_depth: 2,
+            path_route_depth: 0,
             route_pack_size: 4096,
+            route_sparse_above: 2 << 20,
         }
     }
 
@@ -182,8 +187,8 @@ impl Config {
         self
     }
 
-    /// Literal-led rules whose literal text holds a separator (a space
-    /// in commands, `/` in paths) are reached through a hash of their
+    /// Literal-led rules of the text kinds (commands, domains, tool names,
+    /// fields) whose literal text holds a space are reached through a hash of their
     /// leading words, up to this many (0: none routed; see the `route`
     /// module), instead of being walked in automata chosen by first byte.
     pub fn route_depth(mut self, words: usize) -> Config {
@@ -196,6 +201,19 @@ impl Config {
     /// only the ones its keys lead to).
     pub fn route_pack_size(mut self, n: usize) -> Config {
         self.route_pack_size = n.max(1);
+        self
+    }
+
+    /// [`Config::route_depth`] for path rules (separator `/`).
+    pub fn path_route_depth(mut self, segments: usize) -> Config {
+        self.path_route_depth = segments.min(usize::from(u8::MAX));
+        self
+    }
+
+    /// Routed automata whose dense tables take more heap bytes than this
+    /// are kept as sparse tables (see [`Config::sparse_above`]).
+    pub fn route_sparse_above(mut self, bytes: usize) -> Config {
+        self.route_sparse_above = bytes;
         self
     }
 

@@ -20,7 +20,10 @@
 //! separators have no other case.
 //!
 //! Rules whose literal holds no separator (`npm*`, `README`) are not
-//! routed: they stay in the automata chosen by first byte.
+//! routed: they stay in the automata chosen by first byte. Path rules are
+//! routed only when [`super::Config::path_route_depth`] asks for it: on
+//! the benchmark sets, routed path automata were slower to query than the
+//! unrouted ones (BENCHMARKS.md, "Compiled matchers").
 
 use super::lazy::literal_ends;
 use super::matcher::Auto;

@@ -177,7 +177,12 @@ pub(crate) fn build(
     let mut key_index: HashMap<RouteKey, usize> = HashMap::new();
     let sep = term.unwrap_or(b' ');
     m.routes.sep = sep;
-    m.routes.depth = u8::try_from(cfg.route_depth).unwrap_or(u8::MAX);
+    let depth = if term == Some(b'/') {
+        cfg.path_route_depth
+    } else {
+        cfg.route_depth
+    };
+    m.routes.depth = u8::try_from(depth).unwrap_or(u8::MAX);
     for (id, l) in lowered {
         m.id_bound = m.id_bound.max(id.saturating_add(1));
         match l {
@@ -206,7 +211,7 @@ pub(crate) fn build(
                     Shape::Latching => 2,
                 };
                 if p == 0 {
-                    if let Some(k) = route_key(re, sep, cfg.route_depth) {
+                    if let Some(k) = route_key(re, sep, depth) {
                         let next = keys.len();
                         let ki = *key_index.entry(k.clone()).or_insert(next);
                         if ki == next {
@@ -367,7 +372,12 @@ pub(crate) fn build(
                     .iter()
                     .map(|p| p.0.clone().into_boxed_slice())
                     .collect();
-                let table = if dfa.memory_usage() > cfg.sparse_above {
+                let sparse_above = if g.routed {
+                    cfg.route_sparse_above
+                } else {
+                    cfg.sparse_above
+                };
+                let table = if dfa.memory_usage() > sparse_above {
                     dfa.to_sparse()
                         .map(Table::Sparse)
                         .unwrap_or(Table::Dense(dfa))
