@@ -13,7 +13,11 @@
 //!
 //! `cargo bench --bench matchers`; the novel-input percentiles are printed
 //! by the `novel` bench (they need per-call timing, which criterion does
-//! not do).
+//! not do). `TOOLGATE_BENCH_OWN=1` leaves the competitors out (no
+//! RegexSet or globset is built or timed, and the novel answers are not
+//! compared with theirs; the differential tests hold them to the
+//! reference), for a quick re-measurement, with a criterion filter such
+//! as `'toolgate|load|compile/100$'`.
 //!
 //! On Linux the criterion figures are the benchmark thread's CPU time
 //! (`/proc/thread-self/schedstat`), not wall-clock time, so that a machine
@@ -97,6 +101,11 @@ fn timed<O, F: FnMut() -> O>(b: &mut criterion::Bencher<'_, Clock>, mut f: F) {
             }
         }
     })
+}
+
+/// Whether the competitors are left out (`TOOLGATE_BENCH_OWN=1`).
+fn own_only() -> bool {
+    std::env::var("TOOLGATE_BENCH_OWN").is_ok_and(|v| v == "1")
 }
 
 fn epoch() -> Instant {
@@ -603,6 +612,14 @@ fn percentiles(mut v: Vec<Duration>) -> (Duration, Duration, Duration) {
     (at(0.5), at(0.99), mean)
 }
 
+/// [`percentiles`], or zeros when nothing was timed.
+fn percentiles_or_zero(v: Vec<Duration>) -> (Duration, Duration, Duration) {
+    if v.is_empty() {
+        return Default::default();
+    }
+    percentiles(v)
+}
+
 fn bench_warm(c: &mut C, d: &Data) {
     let mut g = c.benchmark_group("warm");
     g.sample_size(30)
@@ -620,6 +637,9 @@ fn bench_warm(c: &mut C, d: &Data) {
                 assert_eq!(m.len(), want);
             })
         });
+        if own_only() {
+            continue;
+        }
         let rs = regexset_for(&policy);
         let mut out = Vec::new();
         regexset_ids(&rs, WARM_COMMAND, &mut out);
@@ -644,6 +664,9 @@ fn bench_warm(c: &mut C, d: &Data) {
                 assert_eq!(m.len(), want);
             })
         });
+        if own_only() {
+            continue;
+        }
         let gs = globset_for(&policy, Kind::Read);
         let (mut hits, mut out) = (Vec::new(), Vec::new());
         g.bench_function(BenchmarkId::new("path/globset", name), |b| {
@@ -664,7 +687,7 @@ fn bench_novel(c: &mut C, d: &Data) {
     eprintln!("\nnovel inputs, each queried once (p50 / p99 / mean per call):");
     for (name, rules) in d.sets.iter().skip(1) {
         let policy = Policy::new(rules.clone()).expect("compiles");
-        let rs = regexset_for(&policy);
+        let rs = (!own_only()).then(|| regexset_for(&policy));
         let mut t_tg = Vec::new();
         let mut t_rs = Vec::new();
         let mut matched = 0;
@@ -678,8 +701,12 @@ fn bench_novel(c: &mut C, d: &Data) {
             answers.push(m.ids().to_vec());
         }
         for (text, want) in d.novel_commands.iter().zip(&answers) {
+            let Some(rs) = &rs else {
+                matched += want.len();
+                continue;
+            };
             let t = Instant::now();
-            regexset_ids(&rs, text, &mut out);
+            regexset_ids(rs, text, &mut out);
             t_rs.push(t.elapsed());
             out.sort_unstable();
             assert_eq!(
@@ -689,14 +716,14 @@ fn bench_novel(c: &mut C, d: &Data) {
             matched += want.len();
         }
         let (a, b, c) = percentiles(t_tg);
-        let (x, y, z) = percentiles(t_rs);
+        let (x, y, z) = percentiles_or_zero(t_rs);
         eprintln!(
             "  command {name:>6}: toolgate {a:?} / {b:?} / {c:?}; regexset {x:?} / {y:?} / {z:?}; {matched} matches"
         );
     }
     for (name, rules) in d.path_sets.iter().skip(1) {
         let policy = Policy::new(rules.clone()).expect("compiles");
-        let gs = globset_for(&policy, Kind::Read);
+        let gs = (!own_only()).then(|| globset_for(&policy, Kind::Read));
         let (mut t_tg, mut t_gs) = (Vec::new(), Vec::new());
         let mut matched = 0;
         let mut abs = String::new();
@@ -712,8 +739,12 @@ fn bench_novel(c: &mut C, d: &Data) {
             answers.push(m.ids().to_vec());
         }
         for (rel, want) in d.novel_paths.iter().zip(&answers) {
+            let Some(gs) = &gs else {
+                matched += want.len();
+                continue;
+            };
             let t = Instant::now();
-            globset_ids(&gs, rel, &mut hits, &mut out);
+            globset_ids(gs, rel, &mut hits, &mut out);
             t_gs.push(t.elapsed());
             assert_eq!(
                 want, &out,
@@ -722,7 +753,7 @@ fn bench_novel(c: &mut C, d: &Data) {
             matched += want.len();
         }
         let (a, b, c) = percentiles(t_tg);
-        let (x, y, z) = percentiles(t_gs);
+        let (x, y, z) = percentiles_or_zero(t_gs);
         eprintln!(
             "  path    {name:>6}: toolgate {a:?} / {b:?} / {c:?}; globset  {x:?} / {y:?} / {z:?}; {matched} matches"
         );
@@ -787,9 +818,11 @@ fn bench_compile(c: &mut C, d: &Data) {
         )
         .sum();
     eprintln!(
-        "\n10,000 rules (7,000 command + 3,000 path): matchers hold {:.1} MiB; command shape {:?}",
+        "\n10,000 rules (7,000 command + 3,000 path): matchers hold {:.1} MiB; command shape {:?}; read path shapes {:?}",
         mem as f64 / (1 << 20) as f64,
-        p.matcher(Kind::Command).map(|m| m.shape())
+        p.matcher(Kind::Command).map(|m| m.shape()),
+        p.path_matcher(Kind::Read)
+            .map(|pm| pm.groups().map(|(_, m)| m.shape()).collect::<Vec<_>>())
     );
     g.bench_function("10000", |b| {
         timed(b, || Policy::new(all.clone()).expect("compiles"))
@@ -799,9 +832,21 @@ fn bench_compile(c: &mut C, d: &Data) {
         "image of 10,000 rules: {:.1} MiB",
         bytes.len() as f64 / (1 << 20) as f64
     );
+    // The rules are cloned outside the timed part: loading takes them by
+    // value, and a caller that loads has them already.
     g.bench_function("load-10000", |b| {
-        timed(b, || {
-            Policy::from_image(all.clone(), &bytes).expect("loads")
+        b.iter_custom(|iters| {
+            let iters = iters.max(1);
+            let mut spent = Duration::ZERO;
+            let mut done = 0u64;
+            while done < iters || spent < Duration::from_millis(50) {
+                let rules = all.clone();
+                let start = now();
+                black_box(Policy::from_image(rules, &bytes).expect("loads"));
+                spent += now().saturating_sub(start);
+                done += 1;
+            }
+            spent.mul_f64(iters as f64 / done as f64)
         })
     });
     // Adversarial: hundreds of two-literal contains rules, which blow up a

@@ -240,7 +240,12 @@ fn corpus_rules_commands_paths_tools_domains() {
             .build(rules.clone())
             .expect("corpus compiles with small limits");
         let sparse = Policy::builder()
-            .configure(Config::new().sparse_above(0))
+            .configure(
+                Config::new()
+                    .sparse_above(0)
+                    .route_sparse_above(0)
+                    .path_route_depth(2),
+            )
             .build(rules.clone())
             .expect("corpus compiles with sparse tables");
         let sparse_image = Policy::from_image(rules.clone(), &sparse.matchers_to_bytes())
@@ -249,6 +254,19 @@ fn corpus_rules_commands_paths_tools_domains() {
             .configure(Config::one_shot())
             .build(rules.clone())
             .expect("corpus builds lazily");
+        let unrouted = Policy::builder()
+            .configure(Config::new().route_depth(0))
+            .build(rules.clone())
+            .expect("corpus compiles unrouted");
+        let routed_deep = Policy::builder()
+            .configure(
+                Config::new()
+                    .route_depth(6)
+                    .path_route_depth(6)
+                    .route_pack_size(8),
+            )
+            .build(rules.clone())
+            .expect("corpus compiles routed by six words");
         vec![
             ("default", default),
             ("image", image),
@@ -256,6 +274,8 @@ fn corpus_rules_commands_paths_tools_domains() {
             ("sparse", sparse),
             ("sparse image", sparse_image),
             ("lazy", lazy),
+            ("unrouted", unrouted),
+            ("routed by six words", routed_deep),
         ]
     };
     eprintln!("compiled in {:?}", t.elapsed());

@@ -34,8 +34,25 @@ fn configs() -> Vec<(&'static str, Config)> {
                 .latch_size_limit(1)
                 .split_budget(64),
         ),
+        // No rule routed by its leading words: literal-led rules in the
+        // automata chosen by first byte.
+        ("unrouted", Config::new().route_depth(0)),
+        // Routed by up to 8 leading words, one pattern to an automaton.
+        (
+            "routed-1",
+            Config::new()
+                .route_depth(8)
+                .path_route_depth(8)
+                .route_pack_size(1),
+        ),
         // Every automaton kept as a sparse table.
-        ("sparse", Config::new().sparse_above(0)),
+        (
+            "sparse",
+            Config::new()
+                .sparse_above(0)
+                .route_sparse_above(0)
+                .path_route_depth(2),
+        ),
         // No automaton at all: everything in the fallback.
         (
             "fallback",
@@ -59,7 +76,7 @@ fn policies(rules: &[Rule]) -> Vec<(String, Policy)> {
             .configure(cfg)
             .build(rules.to_vec())
             .unwrap_or_else(|e| panic!("{name}: {e}"));
-        if name == "default" || name == "sparse" || name == "lazy" {
+        if name == "default" || name == "sparse" || name == "lazy" || name == "routed-1" {
             let bytes = p.matchers_to_bytes();
             let loaded = Policy::from_image(rules.to_vec(), &bytes).expect("image loads");
             out.push((format!("{name} image"), loaded));

@@ -1,13 +1,13 @@
 //! Compiled matchers as bytes, and back, with validation.
 //!
-//! # Format (version 3)
+//! # Format (version 4)
 //!
 //! ```text
 //! magic    8 bytes  "toolgate"
 //! kind     8 bytes  "matcher\0" (one KindMatcher), "policy\0\0" (a
 //!                   policy's matchers) or "compiled" (a whole precompiled
 //!                   policy, `crate::policy::image`)
-//! version  u32 LE   3
+//! version  u32 LE   4
 //! reserved u32 LE   0
 //! length   u64 LE   payload length
 //! checksum u64 LE   of the payload (see `checksum`)
@@ -16,6 +16,7 @@
 //!
 //! Version 3 holds sparse tables and every walk (version 2 had one or the
 //! other) and the deferred rules of the lazy engine with their walk.
+//! Version 4 adds the routed automata of each matcher and their keys.
 //!
 //! All integers are little-endian; each DFA is a kind byte (dense or
 //! sparse) and regex-automata's own little-endian serialization, 8-byte
@@ -28,10 +29,10 @@
 
 use super::lazy::{LazyRule, LazyRules};
 use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
+use super::route::{ByteMap, Routes};
 use super::{AnchorKey, Config, Deferred, PathMatcher, Policy};
 use crate::error::{Error, ErrorKind};
 use crate::rule::Rule;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 const MAGIC: &[u8; 8] = b"toolgate";
@@ -39,7 +40,7 @@ const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
 /// A whole precompiled policy (`crate::policy::image`).
 pub(crate) const KIND_COMPILED: &[u8; 8] = b"compiled";
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
 pub(crate) fn image_error(msg: impl Into<String>) -> Error {
@@ -202,8 +203,30 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
         w.bytes(k);
         w.ids(ids);
     }
-    w.len(m.autos.len());
-    for a in &m.autos {
+    write_autos(w, &m.autos);
+    w.u8(m.routes.sep);
+    w.u8(m.routes.depth);
+    write_autos(w, &m.routes.autos);
+    for map in [&m.routes.exact, &m.routes.folded] {
+        let mut keys: Vec<_> = map.iter().collect();
+        keys.sort();
+        w.len(keys.len());
+        for (k, ix) in keys {
+            w.bytes(k);
+            w.ids(ix);
+        }
+    }
+    w.len(m.slow.len());
+    for s in &m.slow {
+        w.u8(s.walk.to_byte());
+        w.u32(s.id);
+        w.bytes(s.src.as_bytes());
+    }
+}
+
+fn write_autos(w: &mut Writer, autos: &[Auto]) {
+    w.len(autos.len());
+    for a in autos {
         w.u8(a.walk.to_byte());
         w.len(a.ids.len());
         for ids in a.ids.iter() {
@@ -223,12 +246,6 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
         w.len(dfa.len());
         w.align8();
         w.buf.extend_from_slice(&dfa);
-    }
-    w.len(m.slow.len());
-    for s in &m.slow {
-        w.u8(s.walk.to_byte());
-        w.u32(s.id);
-        w.bytes(s.src.as_bytes());
     }
 }
 
@@ -262,12 +279,62 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
     }
     let always = r.ids(id_bound)?;
     let n = r.len()?;
-    let mut exact = HashMap::with_capacity(n);
+    let mut exact = ByteMap::with_capacity_and_hasher(n, Default::default());
     for _ in 0..n {
         let k = r.bytes()?.to_vec().into_boxed_slice();
         let ids = r.ids(id_bound)?;
         exact.insert(k, ids);
     }
+    let autos = read_autos(r, id_bound)?;
+    let sep = r.u8()?;
+    let depth = r.u8()?;
+    let routed = read_autos(r, id_bound)?;
+    let mut maps: [ByteMap<Box<[u32]>>; 2] = Default::default();
+    for map in &mut maps {
+        let n = r.len()?;
+        map.reserve(n);
+        for _ in 0..n {
+            let k = r.bytes()?.to_vec().into_boxed_slice();
+            let ix = r.ids(u32::try_from(routed.len()).unwrap_or(u32::MAX))?;
+            map.insert(k, ix.into_boxed_slice());
+        }
+    }
+    let [exact_keys, folded_keys] = maps;
+    let n = r.len()?;
+    let mut slow = Vec::with_capacity(n);
+    for _ in 0..n {
+        let walk = read_walk(r)?;
+        let id = r.u32()?;
+        if id >= id_bound {
+            return Err(image_error("image names a rule id out of range"));
+        }
+        let src = r.str()?;
+        let s: Slow = super::strategy::build_slow(src, walk, id, cfg).map_err(|f| {
+            image_error(format!(
+                "image holds a rule that does not compile: {}",
+                f.message
+            ))
+        })?;
+        slow.push(s);
+    }
+    Ok(KindMatcher {
+        term,
+        always,
+        exact,
+        routes: Routes {
+            sep,
+            depth,
+            exact: exact_keys,
+            folded: folded_keys,
+            autos: routed,
+        },
+        autos,
+        slow,
+        id_bound,
+    })
+}
+
+fn read_autos(r: &mut Reader<'_>, id_bound: u32) -> Result<Vec<Auto>, Error> {
     let n = r.len()?;
     let mut autos = Vec::with_capacity(n);
     for _ in 0..n {
@@ -299,31 +366,7 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
             .ok_or_else(|| image_error("image holds an automaton that does not fit its rules"))?;
         autos.push(auto);
     }
-    let n = r.len()?;
-    let mut slow = Vec::with_capacity(n);
-    for _ in 0..n {
-        let walk = read_walk(r)?;
-        let id = r.u32()?;
-        if id >= id_bound {
-            return Err(image_error("image names a rule id out of range"));
-        }
-        let src = r.str()?;
-        let s: Slow = super::strategy::build_slow(src, walk, id, cfg).map_err(|f| {
-            image_error(format!(
-                "image holds a rule that does not compile: {}",
-                f.message
-            ))
-        })?;
-        slow.push(s);
-    }
-    Ok(KindMatcher {
-        term,
-        always,
-        exact,
-        autos,
-        slow,
-        id_bound,
-    })
+    Ok(autos)
 }
 
 pub(crate) fn frame(kind: &[u8; 8], payload: Vec<u8>) -> Vec<u8> {

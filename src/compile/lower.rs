@@ -13,7 +13,8 @@
 //! [`super::glob`].
 //!
 //! The shape decides the strategy, as measured (BENCHMARKS.md, "Compiled
-//! matchers"): literal-led patterns share one forward automaton, suffix
+//! matchers"): literal-led patterns share forward automata (reached by
+//! their leading words or first byte, see `route`), suffix
 //! patterns (`* --dry-run`, `*.example.com`) one reverse automaton,
 //! "contains" patterns (`*--force*`) unanchored automata of their own,
 //! any-depth path patterns automata walked at each segment (see

@@ -2,11 +2,11 @@
 //! per haystack.
 
 use super::Matches;
+use super::route::{ByteMap, Routes};
 use regex_automata::dfa::{Automaton, dense, sparse};
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, Input, meta};
-use std::collections::HashMap;
 
 /// How an automaton is walked over a haystack (see [`super::lower::Place`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,7 +213,7 @@ impl Auto {
     /// its walk says: a prefix (forward), a suffix of `hay` (backward), a
     /// prefix from some segment start, a suffix up to some segment end.
     #[inline]
-    fn walk(&self, hay: &[u8], term: Option<u8>, out: &mut Vec<u32>) {
+    pub(crate) fn walk(&self, hay: &[u8], term: Option<u8>, out: &mut Vec<u32>) {
         match self.walk {
             Walk::Fwd | Walk::Float => self.run(hay.iter().copied().chain(term), out),
             Walk::Rev => self.run(hay.iter().rev().copied(), out),
@@ -260,7 +260,9 @@ pub(crate) struct Slow {
 ///
 /// Built by [`super::Policy`]; its strategies (chosen by each rule's
 /// shape) are: a hash map of exact literals,
-/// forward DFAs of literal-led patterns, a reverse DFA of suffix
+/// forward DFAs of literal-led patterns (those whose literal holds a
+/// separator reached through a hash of the haystack's leading words, the
+/// others chosen by first byte), a reverse DFA of suffix
 /// patterns, unanchored DFAs of "contains" patterns, DFAs of any-depth
 /// path patterns walked from every segment start (or backwards from every
 /// segment end), small DFAs of latching patterns, and — only for rules
@@ -271,7 +273,9 @@ pub struct KindMatcher {
     /// A byte that follows every haystack (paths: `/`).
     pub(crate) term: Option<u8>,
     pub(crate) always: Vec<u32>,
-    pub(crate) exact: HashMap<Box<[u8]>, Vec<u32>>,
+    pub(crate) exact: ByteMap<Vec<u32>>,
+    /// Literal-led automata reached by the haystack's leading words.
+    pub(crate) routes: Routes,
     pub(crate) autos: Vec<Auto>,
     pub(crate) slow: Vec<Slow>,
     /// Largest rule id + 1 (for validation).
@@ -287,6 +291,10 @@ impl KindMatcher {
             if let Some(ids) = self.exact.get(hay) {
                 out.ids.extend_from_slice(ids);
             }
+        }
+        if !self.routes.is_empty() {
+            self.routes
+                .find_into(hay, self.term, &mut out.fold, &mut out.ids);
         }
         let b0 = hay.first().copied();
         for a in &self.autos {
@@ -325,6 +333,7 @@ impl KindMatcher {
         self.always.is_empty()
             && self.exact.is_empty()
             && self.autos.is_empty()
+            && self.routes.is_empty()
             && self.slow.is_empty()
     }
 
@@ -333,6 +342,7 @@ impl KindMatcher {
         let autos: usize = self
             .autos
             .iter()
+            .chain(&self.routes.autos)
             .map(|a| a.table.memory_usage() + a.ids.iter().map(|x| 16 + x.len() * 4).sum::<usize>())
             .sum();
         let exact: usize = self
@@ -340,16 +350,30 @@ impl KindMatcher {
             .iter()
             .map(|(k, v)| k.len() + v.len() * 4 + 48)
             .sum();
-        autos + exact + self.always.len() * 4 + self.slow.len() * 1024
+        let keys: usize = self
+            .routes
+            .exact
+            .iter()
+            .chain(&self.routes.folded)
+            .map(|(k, v)| k.len() + v.len() * 4 + 48)
+            .sum();
+        autos + exact + keys + self.always.len() * 4 + self.slow.len() * 1024
     }
 
     /// How the rules were split: `(automata, fallback rules, exact
     /// literals, always-matching rules)`.
     pub fn shape(&self) -> MatcherShape {
         MatcherShape {
-            automata: self.autos.len(),
+            automata: self.autos.len() + self.routes.autos.len(),
+            routed_automata: self.routes.autos.len(),
+            route_keys: self.routes.exact.len() + self.routes.folded.len(),
             reverse_automata: self.autos.iter().filter(|a| a.walk.reversed()).count(),
-            automaton_patterns: self.autos.iter().map(|a| a.ids.len()).sum(),
+            automaton_patterns: self
+                .autos
+                .iter()
+                .chain(&self.routes.autos)
+                .map(|a| a.ids.len())
+                .sum(),
             fallback_rules: self.slow.len(),
             exact_literals: self.exact.len(),
             always: self.always.len(),
@@ -362,6 +386,10 @@ impl KindMatcher {
 pub struct MatcherShape {
     /// Number of DFAs.
     pub automata: usize,
+    /// Of which reached through the leading words of a haystack.
+    pub routed_automata: usize,
+    /// Keys (leading words) that lead to them.
+    pub route_keys: usize,
     /// Of which walked backwards (suffix patterns).
     pub reverse_automata: usize,
     /// Patterns compiled into DFAs.

@@ -62,6 +62,7 @@ pub(crate) mod image;
 mod lazy;
 mod lower;
 mod matcher;
+mod route;
 mod strategy;
 
 pub use matcher::{KindMatcher, MatcherShape};
@@ -123,6 +124,10 @@ pub struct Config {
     fallback_cache: usize,
     sparse_above: usize,
     lazy: bool,
+    route_depth: usize,
+    path_route_depth: usize,
+    route_pack_size: usize,
+    route_sparse_above: usize,
 }
 
 impl Default for Config {
@@ -138,7 +143,11 @@ impl Config {
     /// prefixes nest; other latching patterns 4 to an automaton; such
     /// automata at most 2 MiB;
     /// 8 splits per kind; 8 MiB per rule's NFA; a 2 MiB lazy-DFA cache per
-    /// fallback rule; automata over 8 MiB kept as sparse tables.
+    /// fallback rule; automata over 8 MiB kept as sparse tables;
+    /// literal-led command (and other text) rules routed by up to 2 leading
+    /// words, in automata of up to 4,096 patterns of one shape (whole
+    /// families of keys of the same first word together), kept sparse over
+    /// 2 MiB; path rules not routed (measured slower, see BENCHMARKS.md).
     pub fn new() -> Config {
         Config {
             dfa_size_limit: 48 << 20,
@@ -150,6 +159,10 @@ impl Config {
             fallback_cache: 2 << 20,
             sparse_above: 8 << 20,
             lazy: false,
+            route_depth: 2,
+            path_route_depth: 0,
+            route_pack_size: 4096,
+            route_sparse_above: 2 << 20,
         }
     }
 
@@ -172,6 +185,41 @@ impl Config {
     pub fn lazy(mut self, yes: bool) -> Config {
         self.lazy = yes;
         self
+    }
+
+    /// Literal-led rules of the text kinds (commands, domains, tool names,
+    /// fields) whose literal text holds a space are reached through a hash of their
+    /// leading words, up to this many (0: none routed; see the `route`
+    /// module), instead of being walked in automata chosen by first byte.
+    pub fn route_depth(mut self, words: usize) -> Config {
+        self.route_depth = words.min(usize::from(u8::MAX));
+        self
+    }
+
+    /// How many routed patterns of one shape share an automaton (the
+    /// automata of consecutive keys are packed together; a query walks
+    /// only the ones its keys lead to).
+    pub fn route_pack_size(mut self, n: usize) -> Config {
+        self.route_pack_size = n.max(1);
+        self
+    }
+
+    /// [`Config::route_depth`] for path rules (separator `/`).
+    pub fn path_route_depth(mut self, segments: usize) -> Config {
+        self.path_route_depth = segments.min(usize::from(u8::MAX));
+        self
+    }
+
+    /// Routed automata whose dense tables take more heap bytes than this
+    /// are kept as sparse tables (see [`Config::sparse_above`]).
+    pub fn route_sparse_above(mut self, bytes: usize) -> Config {
+        self.route_sparse_above = bytes;
+        self
+    }
+
+    /// See [`Config::route_depth`].
+    pub fn get_route_depth(&self) -> usize {
+        self.route_depth
     }
 
     /// See [`Config::lazy`].
@@ -254,6 +302,8 @@ impl Config {
 pub struct Matches {
     pub(crate) ids: Vec<u32>,
     pub(crate) buf: Vec<u8>,
+    /// Scratch for case-folded route keys.
+    pub(crate) fold: Vec<u8>,
 }
 
 impl Matches {

@@ -16,10 +16,15 @@
 //! an unanchored group holds every pattern's start in every state, so
 //! those groups are kept to `fwd_group_size` patterns. A DFA whose dense
 //! table exceeds `sparse_above` bytes is kept sparse.
+//!
+//! Literal-led patterns whose literal holds a separator are routed (see
+//! [`super::route`]): packed by shape into automata reached through their
+//! keys, whole families of keys with the same first word together.
 
 use super::Config;
 use super::lower::{Lowered, Place, Shape};
 use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
+use super::route::{ByteMap, RouteKey, route_key};
 use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
@@ -136,19 +141,21 @@ pub(crate) fn build_slow(
     })
 }
 
-/// `(rule ids, regex, first byte)`: identical regexes merged.
-type Merged<'a> = (Vec<u32>, &'a str, Option<u8>);
+/// `(rule ids, regex, first byte, route key)`: identical regexes merged.
+/// The route key is an index into the build's keys.
+type Merged<'a> = (Vec<u32>, &'a str, Option<u8>, Option<usize>);
 
-/// `(rule id, regex, first byte)`.
-type Pat<'a> = (u32, &'a str, Option<u8>);
+/// `(rule id, regex, first byte, route key)`.
+type Pat<'a> = (u32, &'a str, Option<u8>, Option<usize>);
 
 struct Group<'a> {
     walk: Walk,
     limit: usize,
-    /// `(rule ids, regex, first byte)`.
-    pats: Vec<(Vec<u32>, &'a str, Option<u8>)>,
+    pats: Vec<Merged<'a>>,
     /// Walked only for haystacks whose first byte some pattern starts with.
     dispatch: bool,
+    /// Reached through the route keys of its patterns.
+    routed: bool,
 }
 
 /// Builds the matcher of one kind from `(rule id, lowered pattern)` pairs.
@@ -161,9 +168,21 @@ pub(crate) fn build(
         term,
         ..KindMatcher::default()
     };
-    let mut exact: HashMap<Box<[u8]>, Vec<u32>> = HashMap::new();
+    let mut exact: ByteMap<Vec<u32>> = ByteMap::default();
     // [place][shape]
     let mut by: [[Vec<Pat<'_>>; 3]; 5] = Default::default();
+    // Routed forward patterns, by shape, and their keys.
+    let mut routed: [Vec<Pat<'_>>; 3] = Default::default();
+    let mut keys: Vec<RouteKey> = Vec::new();
+    let mut key_index: HashMap<RouteKey, usize> = HashMap::new();
+    let sep = term.unwrap_or(b' ');
+    m.routes.sep = sep;
+    let depth = if term == Some(b'/') {
+        cfg.path_route_depth
+    } else {
+        cfg.route_depth
+    };
+    m.routes.depth = u8::try_from(depth).unwrap_or(u8::MAX);
     for (id, l) in lowered {
         m.id_bound = m.id_bound.max(id.saturating_add(1));
         match l {
@@ -191,7 +210,18 @@ pub(crate) fn build(
                     Shape::Tracking => 1,
                     Shape::Latching => 2,
                 };
-                by[p][s].push((*id, re.as_str(), *first));
+                if p == 0 {
+                    if let Some(k) = route_key(re, sep, depth) {
+                        let next = keys.len();
+                        let ki = *key_index.entry(k.clone()).or_insert(next);
+                        if ki == next {
+                            keys.push(k);
+                        }
+                        routed[s].push((*id, re.as_str(), None, Some(ki)));
+                        continue;
+                    }
+                }
+                by[p][s].push((*id, re.as_str(), *first, None));
             }
         }
     }
@@ -199,22 +229,36 @@ pub(crate) fn build(
     let mut groups = Vec::new();
     // Identical regexes (a rule read in two dialects, or twice) are
     // compiled once, for all their rules.
-    let by = by.map(|shapes| {
-        shapes.map(|pats| {
-            let mut index: HashMap<&str, usize> = HashMap::new();
-            let mut out: Vec<(Vec<u32>, &str, Option<u8>)> = Vec::new();
-            for (id, re, first) in pats {
-                match index.get(re) {
-                    Some(&i) => out[i].0.push(id),
-                    None => {
-                        index.insert(re, out.len());
-                        out.push((vec![id], re, first));
-                    }
-                }
-            }
-            out
-        })
-    });
+    let by = by.map(|shapes| shapes.map(merge));
+    let routed = routed.map(merge);
+    for (s, mut pats) in routed.into_iter().enumerate() {
+        // Consecutive keys share automata (a query walks only those its
+        // keys lead to); latching patterns whose literal prefixes nest
+        // are bounded per automaton, as below.
+        let order = |p: &Merged<'_>| {
+            let k = keys.get(p.3.unwrap_or(0));
+            let word = k.map(|k| k.key.split(|&b| b == sep).next().unwrap_or(&[]));
+            (k.map(|k| k.folded), word, k.map(|k| &k.key))
+        };
+        pats.sort_by(|a, b| (order(a), a.1).cmp(&(order(b), b.1)));
+        let (cap, conflicts_allowed) = match s {
+            0 => (cfg.route_pack_size, usize::MAX),
+            1 => (cfg.route_pack_size.min(cfg.fwd_group_size), usize::MAX),
+            _ => (
+                cfg.route_pack_size.min(cfg.fwd_group_size),
+                cfg.latch_group_size.max(1),
+            ),
+        };
+        for c in pack(pats, &keys, sep, cap.max(1), conflicts_allowed) {
+            groups.push(Group {
+                walk: Walk::Fwd,
+                limit: cfg.dfa_size_limit,
+                pats: c,
+                dispatch: false,
+                routed: true,
+            });
+        }
+    }
     for (p, shapes) in by.into_iter().enumerate() {
         let walk = match p {
             1 => Walk::Float,
@@ -243,6 +287,7 @@ pub(crate) fn build(
                         limit: cfg.dfa_size_limit,
                         pats: c.to_vec(),
                         dispatch: false,
+                        routed: false,
                     });
                 }
                 continue;
@@ -262,6 +307,7 @@ pub(crate) fn build(
                         limit: cfg.latch_size_limit,
                         pats: c.to_vec(),
                         dispatch: false,
+                        routed: false,
                     });
                 }
                 continue;
@@ -307,12 +353,14 @@ pub(crate) fn build(
                     limit: cfg.dfa_size_limit,
                     pats: c,
                     dispatch: true,
+                    routed: false,
                 });
             }
         }
     }
     let mut budget = cfg.split_budget;
     let mut work = groups;
+    let mut route_map: HashMap<usize, Vec<u32>> = HashMap::new();
     while let Some(g) = work.pop() {
         let res: Vec<&str> = g.pats.iter().map(|p| p.1).collect();
         let first = first_bytes(&g);
@@ -324,7 +372,12 @@ pub(crate) fn build(
                     .iter()
                     .map(|p| p.0.clone().into_boxed_slice())
                     .collect();
-                let table = if dfa.memory_usage() > cfg.sparse_above {
+                let sparse_above = if g.routed {
+                    cfg.route_sparse_above
+                } else {
+                    cfg.sparse_above
+                };
+                let table = if dfa.memory_usage() > sparse_above {
                     dfa.to_sparse()
                         .map(Table::Sparse)
                         .unwrap_or(Table::Dense(dfa))
@@ -339,7 +392,18 @@ pub(crate) fn build(
                         .unwrap_or(0),
                     message: "automaton has no anchored start state".to_string(),
                 })?;
-                m.autos.push(auto);
+                if g.routed {
+                    let at = m.routes.autos.len() as u32;
+                    for p in &g.pats {
+                        let ix = route_map.entry(p.3.unwrap_or(0)).or_default();
+                        if ix.last() != Some(&at) {
+                            ix.push(at);
+                        }
+                    }
+                    m.routes.autos.push(auto);
+                } else {
+                    m.autos.push(auto);
+                }
             }
             Err(DfaError::Size) if g.pats.len() > 1 && budget > 0 => {
                 budget -= 1;
@@ -349,16 +413,18 @@ pub(crate) fn build(
                     limit: g.limit,
                     pats: a.to_vec(),
                     dispatch: g.dispatch,
+                    routed: g.routed,
                 });
                 work.push(Group {
                     walk: g.walk,
                     limit: g.limit,
                     pats: b.to_vec(),
                     dispatch: g.dispatch,
+                    routed: g.routed,
                 });
             }
             Err(DfaError::Size) => {
-                for (ids, re, _) in &g.pats {
+                for (ids, re, _, _) in &g.pats {
                     for id in ids {
                         m.slow.push(build_slow(re, g.walk, *id, cfg)?);
                     }
@@ -378,9 +444,20 @@ pub(crate) fn build(
                         limit: g.limit,
                         pats: vec![p.clone()],
                         dispatch: g.dispatch,
+                        routed: g.routed,
                     });
                 }
             }
+        }
+    }
+    for (ki, ix) in route_map {
+        if let Some(k) = keys.get(ki) {
+            let map = if k.folded {
+                &mut m.routes.folded
+            } else {
+                &mut m.routes.exact
+            };
+            map.insert(k.key.clone(), ix.into_boxed_slice());
         }
     }
     // Walk literal-led automata first: they die earliest.
@@ -400,7 +477,7 @@ fn first_bytes(g: &Group<'_>) -> Option<[u64; 4]> {
         return None;
     }
     let mut set = [0u64; 4];
-    for (_, _, first) in &g.pats {
+    for (_, _, first, _) in &g.pats {
         let b = (*first)?;
         set[usize::from(b >> 6)] |= 1 << (b & 63);
     }
@@ -411,4 +488,78 @@ fn first_bytes(g: &Group<'_>) -> Option<[u64; 4]> {
 /// or class: literals are always escaped, so neither starts one).
 fn literal_prefix(re: &str) -> &str {
     re.find(['(', '[', '$']).map_or(re, |i| &re[..i])
+}
+
+/// Merges identical regexes (a rule read in two dialects, or twice): each
+/// is compiled once, for all its rules.
+fn merge(pats: Vec<Pat<'_>>) -> Vec<Merged<'_>> {
+    let mut index: HashMap<&str, usize> = HashMap::new();
+    let mut out: Vec<Merged<'_>> = Vec::new();
+    for (id, re, first, key) in pats {
+        match index.get(re).and_then(|&i| out.get_mut(i)) {
+            Some(m) => m.0.push(id),
+            None => {
+                index.insert(re, out.len());
+                out.push((vec![id], re, first, key));
+            }
+        }
+    }
+    out
+}
+
+/// Packs routed patterns (sorted by key) into automata. Pure and tracking
+/// patterns: whole families (keys of the same first word, which one query
+/// may all look up) to an automaton, consecutive families together up to
+/// `cap` patterns, so that a query walks one automaton per shape. Latching
+/// patterns: at most `conflicts_allowed` whose literal prefixes nest with a
+/// new one's (see the latching bound in `build`).
+fn pack<'a>(
+    pats: Vec<Merged<'a>>,
+    keys: &[RouteKey],
+    sep: u8,
+    cap: usize,
+    conflicts_allowed: usize,
+) -> Vec<Vec<Merged<'a>>> {
+    let mut packs: Vec<Vec<Merged<'a>>> = Vec::new();
+    if conflicts_allowed == usize::MAX {
+        let family = |p: &Merged<'_>| {
+            keys.get(p.3.unwrap_or(0)).map(|k| {
+                let word = k.key.split(|&b| b == sep).next().unwrap_or(&[]);
+                (k.folded, word.to_vec())
+            })
+        };
+        let mut last = None;
+        for pat in pats {
+            let f = family(&pat);
+            let new_family = f != last;
+            last = f;
+            match packs.last_mut() {
+                Some(c) if !new_family || c.len() < cap => c.push(pat),
+                _ => packs.push(vec![pat]),
+            }
+        }
+        return packs;
+    }
+    // Only the last few packs are searched for room, which keeps packing
+    // linear (keys come in order, so related ones are close).
+    const OPEN: usize = 8;
+    for pat in pats {
+        let lit = literal_prefix(pat.1);
+        let from = packs.len().saturating_sub(OPEN);
+        let slot = packs[from..].iter().position(|c| {
+            c.len() < cap
+                && c.iter()
+                    .filter(|q| {
+                        let l = literal_prefix(q.1);
+                        l.starts_with(lit) || lit.starts_with(l)
+                    })
+                    .count()
+                    < conflicts_allowed
+        });
+        match slot.and_then(|i| packs.get_mut(from + i)) {
+            Some(c) => c.push(pat),
+            None => packs.push(vec![pat]),
+        }
+    }
+    packs
 }
