@@ -220,48 +220,10 @@ impl Decision<'_> {
     /// One line saying why (built on demand: evaluation itself formats
     /// nothing).
     pub fn reason(&self) -> String {
-        let base = match (self.rules_verdict, self.rule) {
-            (v, Some(r)) => {
-                let what = match v {
-                    Verdict::Deny => "denied by",
-                    Verdict::Ask => "asked by",
-                    _ => "allowed by",
-                };
-                let p = &r.rule.provenance;
-                let could = if r.how == How::Could {
-                    " (could match)"
-                } else {
-                    ""
-                };
-                let mut s = format!("{what} {}{could} ({} {})", r.rule.text, p.source, p.item());
-                if let Some(reason) = &r.rule.reason {
-                    s.push_str(": ");
-                    s.push_str(reason);
-                }
-                s
-            }
-            (Verdict::Ask, None) if self.plan_withheld => {
-                "plan mode asks before edits and commands".to_string()
-            }
-            (Verdict::Ask | Verdict::Allow, None) if !self.incomplete.is_empty() => {
-                format!("not read completely: {}", self.incomplete[0])
-            }
-            (Verdict::Allow, None) => "every action is allowed by the mode".to_string(),
-            (_, None) => match self
-                .actions
-                .iter()
-                .find(|a| a.outcome == Outcome::Unmatched)
-            {
-                Some(a) => format!("no rule decided {} {}", a.kind.as_str(), a.subject),
-                None => "the call runs nothing".to_string(),
-            },
-        };
-        match self.mode {
-            Some(m) if self.verdict != self.rules_verdict => {
-                format!("{base}; {m} mode makes it {}", self.verdict)
-            }
-            _ => base,
-        }
+        let mut s = String::new();
+        // (Writing into a `String` cannot fail.)
+        let _ = self.write_reason(&mut s);
+        s
     }
 
     /// [`Decision::reason`], written into `out` instead of returned: a batch
