@@ -610,15 +610,9 @@ pub fn run(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let evaluator = match Evaluator::new(&policy) {
-        Ok(e) => e,
-        Err(e) => {
-            eprintln!("toolgate: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    let defaults = match Defaults::new(&args.context) {
-        Ok(d) => d,
+    let setup = Evaluator::new(&policy).and_then(|e| Ok((e, Defaults::new(&args.context)?)));
+    let (evaluator, defaults) = match setup {
+        Ok(both) => both,
         Err(e) => {
             eprintln!("toolgate: {e}");
             return ExitCode::from(2);
