@@ -84,7 +84,7 @@ fn char_eq(a: char, b: char, ci: bool) -> bool {
 
 /// Whether `c` lies in one of `ranges`; ignoring case, whether any of its
 /// case forms does.
-fn in_ranges(c: char, ranges: &[(char, char)], ci: bool) -> bool {
+pub(crate) fn in_ranges(c: char, ranges: &[(char, char)], ci: bool) -> bool {
     let inside = |x: char| ranges.iter().any(|&(lo, hi)| lo <= x && x <= hi);
     if inside(c) {
         return true;
@@ -92,10 +92,28 @@ fn in_ranges(c: char, ranges: &[(char, char)], ci: bool) -> bool {
     if !ci {
         return false;
     }
-    let mut forms = vec![fold_char(c)];
-    forms.extend(c.to_lowercase());
-    forms.extend(c.to_uppercase());
-    forms.into_iter().any(inside)
+    let folded = fold_char(c);
+    inside(folded) || fold_orbit(folded).iter().any(|&x| inside(x))
+}
+
+/// Every character other than `f` whose fold is `f`, for a folded `f`: the
+/// characters a case-insensitive class must accept for any of them (`[K]`
+/// with the Kelvin sign holds `k` and `K`). Built once by folding every
+/// character of the planes that have case (none above U+1FFFF does).
+fn fold_orbit(f: char) -> &'static [char] {
+    static ORBITS: std::sync::OnceLock<std::collections::HashMap<char, Vec<char>>> =
+        std::sync::OnceLock::new();
+    let orbits = ORBITS.get_or_init(|| {
+        let mut m: std::collections::HashMap<char, Vec<char>> = std::collections::HashMap::new();
+        for d in (0..0x2_0000u32).filter_map(char::from_u32) {
+            let g = fold_char(d);
+            if g != d {
+                m.entry(g).or_default().push(d);
+            }
+        }
+        m
+    });
+    orbits.get(&f).map_or(&[], Vec::as_slice)
 }
 
 // ---------------------------------------------------------------------------
@@ -456,6 +474,25 @@ mod tests {
         for (a, b) in differ {
             assert!(!char_eq(a, b, true), "{a} {b}");
         }
+    }
+
+    /// A case-insensitive class holds every character that folds like one
+    /// of its members: `[K]` (Kelvin sign) holds `k` and `K`, `[a-z]`
+    /// holds the Kelvin sign and the long s, as regex's `(?i)` does.
+    #[test]
+    fn case_insensitive_classes_hold_the_whole_fold() {
+        let kelvin = [('\u{212A}', '\u{212A}')];
+        for c in ['k', 'K', '\u{212A}'] {
+            assert!(in_ranges(c, &kelvin, true), "{c}");
+        }
+        assert!(!in_ranges('k', &kelvin, false));
+        for c in ['\u{212A}', '\u{17F}', 'Q'] {
+            assert!(in_ranges(c, &[('a', 'z')], true), "{c}");
+        }
+        assert!(in_ranges('å', &[('\u{212B}', '\u{212B}')], true));
+        assert!(in_ranges('\u{3C2}', &[('\u{3A3}', '\u{3A3}')], true));
+        assert!(!in_ranges('ı', &[('i', 'i')], true));
+        assert!(!in_ranges('b', &[('a', 'a')], true));
     }
 
     /// `fold_char` against the `regex` crate's `(?i)` (simple case

@@ -13,7 +13,7 @@
 //! works on the rule IR directly, and no crate in the dependency set
 //! intersects two patterns.
 
-use crate::reference::fold_char;
+use crate::reference::{fold_char, in_ranges};
 use crate::rule::{CommandForm, GlobPiece, PathPattern, SegPiece, Segment};
 
 /// One atom of either side.
@@ -80,13 +80,7 @@ pub(crate) fn could(t: &[U<'_>], p: &[U<'_>], ci: bool) -> bool {
             (U::Ch(a), U::Ch(b)) if eq(a, b, ci) => push(i + 1, j + 1, false),
             (U::Ch(a), U::One { slash }) if slash || a != '/' => push(i + 1, j + 1, false),
             (U::Ch(a), U::Class(neg, ranges)) => {
-                let inside = ranges.iter().any(|&(lo, hi)| {
-                    (lo <= a && a <= hi)
-                        || (ci && {
-                            let f = fold_char(a);
-                            lo <= f && f <= hi
-                        })
-                });
+                let inside = in_ranges(a, ranges, ci);
                 if a != '/' && inside != neg {
                     push(i + 1, j + 1, false);
                 }
