@@ -1,13 +1,13 @@
 //! Compiled matchers as bytes, and back, with validation.
 //!
-//! # Format (version 4)
+//! # Format (version 5)
 //!
 //! ```text
 //! magic    8 bytes  "toolgate"
 //! kind     8 bytes  "matcher\0" (one KindMatcher), "policy\0\0" (a
 //!                   policy's matchers) or "compiled" (a whole precompiled
 //!                   policy, `crate::policy::image`)
-//! version  u32 LE   4
+//! version  u32 LE   5
 //! reserved u32 LE   0
 //! length   u64 LE   payload length
 //! checksum u64 LE   of the payload (see `checksum`)
@@ -17,6 +17,8 @@
 //! Version 3 holds sparse tables and every walk (version 2 had one or the
 //! other) and the deferred rules of the lazy engine with their walk.
 //! Version 4 adds the routed automata of each matcher and their keys.
+//! Version 5 stores a precompiled policy's rules in precedence order,
+//! each with its place in policy order (`crate::policy::image`).
 //!
 //! All integers are little-endian; each DFA is a kind byte (dense or
 //! sparse) and regex-automata's own little-endian serialization, 8-byte
@@ -40,11 +42,39 @@ const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
 /// A whole precompiled policy (`crate::policy::image`).
 pub(crate) const KIND_COMPILED: &[u8; 8] = b"compiled";
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
 pub(crate) fn image_error(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Image, msg)
+}
+
+/// Why a piece of an image does not decode: most often a fixed clause.
+/// The readers return it rather than an [`Error`] so that every byte,
+/// integer and string read returns a value of two words (an `Error` is
+/// some 130 bytes, and decoding a policy reads tens of thousands of
+/// values); it becomes an [`ErrorKind::Image`] error where decoding ends.
+#[derive(Debug)]
+pub(crate) enum Bad {
+    /// The message of the image error.
+    Clause(&'static str),
+    /// An error made already.
+    Full(Box<Error>),
+}
+
+impl From<Bad> for Error {
+    fn from(b: Bad) -> Error {
+        match b {
+            Bad::Clause(c) => image_error(c),
+            Bad::Full(e) => *e,
+        }
+    }
+}
+
+impl From<Error> for Bad {
+    fn from(e: Error) -> Bad {
+        Bad::Full(Box::new(e))
+    }
 }
 
 /// A 64-bit checksum over four interleaved lanes (fast enough to check a
@@ -127,57 +157,57 @@ impl<'a> Reader<'a> {
     pub(crate) fn new(buf: &'a [u8]) -> Reader<'a> {
         Reader { buf, pos: 0 }
     }
-    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Error> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Bad> {
         let end = self
             .pos
             .checked_add(n)
             .filter(|&e| e <= self.buf.len())
-            .ok_or_else(|| image_error("image is truncated"))?;
+            .ok_or(Bad::Clause("image is truncated"))?;
         let s = &self.buf[self.pos..end];
         self.pos = end;
         Ok(s)
     }
-    pub(crate) fn u8(&mut self) -> Result<u8, Error> {
+    pub(crate) fn u8(&mut self) -> Result<u8, Bad> {
         Ok(self.take(1)?[0])
     }
-    pub(crate) fn u32(&mut self) -> Result<u32, Error> {
+    pub(crate) fn u32(&mut self) -> Result<u32, Bad> {
         let mut w = [0u8; 4];
         w.copy_from_slice(self.take(4)?);
         Ok(u32::from_le_bytes(w))
     }
-    pub(crate) fn u64(&mut self) -> Result<u64, Error> {
+    pub(crate) fn u64(&mut self) -> Result<u64, Bad> {
         let mut w = [0u8; 8];
         w.copy_from_slice(self.take(8)?);
         Ok(u64::from_le_bytes(w))
     }
-    pub(crate) fn len(&mut self) -> Result<usize, Error> {
+    pub(crate) fn len(&mut self) -> Result<usize, Bad> {
         let n = self.u32()? as usize;
         // Every counted item takes at least one byte.
         if n > self.buf.len() - self.pos.min(self.buf.len()) {
-            return Err(image_error("image is truncated"));
+            return Err(Bad::Clause("image is truncated"));
         }
         Ok(n)
     }
-    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], Error> {
+    pub(crate) fn bytes(&mut self) -> Result<&'a [u8], Bad> {
         let n = self.len()?;
         self.take(n)
     }
-    fn ids(&mut self, bound: u32) -> Result<Vec<u32>, Error> {
+    fn ids(&mut self, bound: u32) -> Result<Vec<u32>, Bad> {
         let n = self.len()?;
         let mut v = Vec::with_capacity(n);
         for _ in 0..n {
             let id = self.u32()?;
             if id >= bound {
-                return Err(image_error("image names a rule id out of range"));
+                return Err(Bad::Clause("image names a rule id out of range"));
             }
             v.push(id);
         }
         Ok(v)
     }
-    pub(crate) fn str(&mut self) -> Result<&'a str, Error> {
-        std::str::from_utf8(self.bytes()?).map_err(|_| image_error("image holds invalid UTF-8"))
+    pub(crate) fn str(&mut self) -> Result<&'a str, Bad> {
+        std::str::from_utf8(self.bytes()?).map_err(|_| Bad::Clause("image holds invalid UTF-8"))
     }
-    fn align8(&mut self) -> Result<(), Error> {
+    fn align8(&mut self) -> Result<(), Bad> {
         let pad = (8 - self.pos % 8) % 8;
         self.take(pad).map(|_| ())
     }
@@ -263,19 +293,19 @@ fn load_table(kind: u8, src: &[u8]) -> Result<Table, Error> {
     Table::from_bytes(kind, dst).map_err(image_error)
 }
 
-fn read_walk(r: &mut Reader<'_>) -> Result<Walk, Error> {
-    Walk::from_byte(r.u8()?).ok_or_else(|| image_error("image has an invalid walk"))
+fn read_walk(r: &mut Reader<'_>) -> Result<Walk, Bad> {
+    Walk::from_byte(r.u8()?).ok_or(Bad::Clause("image has an invalid walk"))
 }
 
-fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatcher, Error> {
+fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatcher, Bad> {
     let term = match (r.u8()?, r.u8()?) {
         (0, _) => None,
         (1, t) => Some(t),
-        _ => return Err(image_error("image has an invalid terminator")),
+        _ => return Err(Bad::Clause("image has an invalid terminator")),
     };
     let id_bound = r.u32()?;
     if id_bound > rules {
-        return Err(image_error("image names a rule id out of range"));
+        return Err(Bad::Clause("image names a rule id out of range"));
     }
     let always = r.ids(id_bound)?;
     let n = r.len()?;
@@ -306,7 +336,7 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
         let walk = read_walk(r)?;
         let id = r.u32()?;
         if id >= id_bound {
-            return Err(image_error("image names a rule id out of range"));
+            return Err(Bad::Clause("image names a rule id out of range"));
         }
         let src = r.str()?;
         let s: Slow = super::strategy::build_slow(src, walk, id, cfg).map_err(|f| {
@@ -334,7 +364,7 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
     })
 }
 
-fn read_autos(r: &mut Reader<'_>, id_bound: u32) -> Result<Vec<Auto>, Error> {
+fn read_autos(r: &mut Reader<'_>, id_bound: u32) -> Result<Vec<Auto>, Bad> {
     let n = r.len()?;
     let mut autos = Vec::with_capacity(n);
     for _ in 0..n {
@@ -356,14 +386,15 @@ fn read_autos(r: &mut Reader<'_>, id_bound: u32) -> Result<Vec<Auto>, Error> {
                 }
                 Some(set)
             }
-            _ => return Err(image_error("image has an invalid dispatch set")),
+            _ => return Err(Bad::Clause("image has an invalid dispatch set")),
         };
         let kind = r.u8()?;
         let len = r.len()?;
         r.align8()?;
         let dfa = load_table(kind, r.take(len)?)?;
-        let auto = Auto::new(dfa, walk, ids, first)
-            .ok_or_else(|| image_error("image holds an automaton that does not fit its rules"))?;
+        let auto = Auto::new(dfa, walk, ids, first).ok_or(Bad::Clause(
+            "image holds an automaton that does not fit its rules",
+        ))?;
         autos.push(auto);
     }
     Ok(autos)
@@ -465,11 +496,11 @@ fn write_lazy(w: &mut Writer, l: &LazyRules) {
 /// is checksummed, and a literal can only narrow when its rule is tried,
 /// never what the rule matches); whether they fail closed comes from the
 /// rules' effects.
-fn read_lazy(r: &mut Reader<'_>, rules: &[Rule]) -> Result<LazyRules, Error> {
+fn read_lazy(r: &mut Reader<'_>, rules: &[Rule]) -> Result<LazyRules, Bad> {
     let term = match (r.u8()?, r.u8()?) {
         (0, _) => None,
         (1, t) => Some(t),
-        _ => return Err(image_error("image has an invalid terminator")),
+        _ => return Err(Bad::Clause("image has an invalid terminator")),
     };
     let n = r.len()?;
     let mut out = LazyRules {
@@ -479,16 +510,15 @@ fn read_lazy(r: &mut Reader<'_>, rules: &[Rule]) -> Result<LazyRules, Error> {
     };
     for _ in 0..n {
         let id = r.u32()?;
-        let walk =
-            Walk::from_byte(r.u8()?).ok_or_else(|| image_error("image holds an unknown walk"))?;
+        let walk = Walk::from_byte(r.u8()?).ok_or(Bad::Clause("image holds an unknown walk"))?;
         let src = r.str()?;
         let lit = r.bytes()?;
         let rule = rules
             .get(id as usize)
-            .ok_or_else(|| image_error("image names a rule id out of range"))?;
+            .ok_or(Bad::Clause("image names a rule id out of range"))?;
         let fail_closed = rule.effect != crate::rule::Effect::Allow;
         let l = LazyRule::with_literal(id, walk, src, lit, fail_closed)
-            .ok_or_else(|| image_error("image holds a deferred rule that is too long"))?;
+            .ok_or(Bad::Clause("image holds a deferred rule that is too long"))?;
         out.rules.push(l);
     }
     Ok(out)
@@ -520,13 +550,13 @@ fn write_key(w: &mut Writer, k: &AnchorKey) {
     }
 }
 
-fn read_key(r: &mut Reader<'_>) -> Result<AnchorKey, Error> {
+fn read_key(r: &mut Reader<'_>) -> Result<AnchorKey, Bad> {
     Ok(match r.u8()? {
         0 => AnchorKey::Root,
         1 => AnchorKey::Home,
         2 => AnchorKey::Project,
         3 => AnchorKey::Source(Arc::from(r.str()?)),
-        _ => return Err(image_error("image has an invalid anchor")),
+        _ => return Err(Bad::Clause("image has an invalid anchor")),
     })
 }
 
@@ -593,6 +623,36 @@ impl Policy {
         check_rules: bool,
     ) -> Result<Policy, Error> {
         let (rules, order) = Policy::number(rules)?;
+        Policy::from_image_numbered(rules, order, bytes, check_rules)
+    }
+
+    /// [`Policy::from_image_checked`] of rules numbered already: `rules`
+    /// in precedence order (deny, ask, allow, each in policy order) and
+    /// `order` the place of each in policy order, as [`Policy::number`]
+    /// gives them (an image stores its rules so, and saves the copying and
+    /// sorting). Refused unless they are exactly that.
+    pub(crate) fn from_image_numbered(
+        rules: Vec<Rule>,
+        order: Vec<usize>,
+        bytes: &[u8],
+        check_rules: bool,
+    ) -> Result<Policy, Error> {
+        if rules.len() >= u32::MAX as usize {
+            return Err(Error::new(ErrorKind::Limit, "too many rules in one policy"));
+        }
+        let mut seen = vec![false; rules.len()];
+        let mut last = None;
+        for (rule, &i) in rules.iter().zip(&order) {
+            let key = (rule.effect, i);
+            let fresh = seen.get_mut(i).is_some_and(|s| !std::mem::replace(s, true));
+            if !fresh || last.is_some_and(|l| l >= key) {
+                return Err(image_error("image holds its rules out of order"));
+            }
+            last = Some(key);
+        }
+        if order.len() != rules.len() {
+            return Err(image_error("image holds its rules out of order"));
+        }
         let payload = unframe(KIND_POLICY, bytes)?;
         let mut r = Reader {
             buf: payload,

@@ -38,7 +38,9 @@ use std::sync::{Arc, OnceLock};
 use super::{AdditionalDirectory, LoadedPolicy, PermissionMode, Source, SourceKind, SourceRoot};
 use super::{Warning, settings};
 use crate::compile::Policy;
-use crate::compile::image::{KIND_COMPILED, Reader, Writer, checksum, frame, image_error, unframe};
+use crate::compile::image::{
+    Bad, KIND_COMPILED, Reader, Writer, checksum, frame, image_error, unframe,
+};
 use crate::error::{Error, ErrorKind};
 use crate::eval::Evaluator;
 use crate::rule::{
@@ -287,7 +289,10 @@ impl DecidingImage {
     /// Reads the image from `path` ([`PolicyImage::read`]).
     pub(crate) fn read(path: &Path) -> Result<DecidingImage, Error> {
         let name = path.display().to_string();
-        DecidingImage::from_bytes(&read_file(path, &name)?, &name)
+        let bytes = read_file(path, &name)?;
+        let image = DecidingImage::from_bytes(&bytes, &name);
+        keep(bytes);
+        image
     }
 
     /// The recipe the image was made from.
@@ -304,6 +309,17 @@ impl DecidingImage {
     pub(crate) fn into_evaluator(self) -> Result<Evaluator, Error> {
         Evaluator::with_compiled_facts(&self.facts, self.compiled)
     }
+}
+
+/// Keeps the buffer an image was read into until the process ends. An
+/// image decoded to decide with serves a process that decides and exits
+/// (a hook) or keeps its evaluator to the end (`eval`): the buffer is
+/// large enough for the allocator to have mapped it apart, and unmapping
+/// it would cost a system call and, with the hook's watchdog thread
+/// alive, a flush of the other core's address translations, for memory
+/// the exit returns anyway.
+pub(crate) fn keep(bytes: Vec<u8>) {
+    std::mem::forget(bytes);
 }
 
 /// The bytes of the image at `path` (`name` names it in errors).
@@ -353,7 +369,7 @@ fn decode_parts(bytes: &[u8], whole: bool) -> Result<(String, LoadedPolicy, Poli
         r: Reader::new(r.bytes()?),
         strings,
     };
-    let mut policy = read_policy(&mut d, whole)?;
+    let (policy, (rules, order)) = read_policy(&mut d, whole)?;
     if d.r.pos != d.r.buf.len() {
         return Err(image_error("image has trailing bytes"));
     }
@@ -361,16 +377,10 @@ fn decode_parts(bytes: &[u8], whole: bool) -> Result<(String, LoadedPolicy, Poli
     if r.pos != payload.len() {
         return Err(image_error("image has trailing bytes"));
     }
-    let rules = if whole {
-        policy.rules.clone()
-    } else {
-        policy.rule_sources.clear();
-        std::mem::take(&mut policy.rules)
-    };
     // The rules were read from this checksummed image, written with the
     // matchers by this very build: their fingerprint need not be computed
-    // again (the costliest part of a load).
-    let compiled = Policy::from_image_checked(rules, matchers, false)?;
+    // again (the costliest part of a load), nor their precedence order.
+    let compiled = Policy::from_image_numbered(rules, order, matchers, false)?;
     Ok((recipe, policy, compiled))
 }
 
@@ -438,21 +448,21 @@ struct Dec<'a> {
 }
 
 impl<'a> Dec<'a> {
-    fn u8(&mut self) -> Result<u8, Error> {
+    fn u8(&mut self) -> Result<u8, Bad> {
         self.r.u8()
     }
-    fn u32(&mut self) -> Result<u32, Error> {
+    fn u32(&mut self) -> Result<u32, Bad> {
         self.r.u32()
     }
-    fn u64(&mut self) -> Result<u64, Error> {
+    fn u64(&mut self) -> Result<u64, Bad> {
         self.r.u64()
     }
-    fn len(&mut self) -> Result<usize, Error> {
+    fn len(&mut self) -> Result<usize, Bad> {
         self.r.len()
     }
     /// A string: its offset and length must fall on character boundaries
     /// of the block.
-    fn str(&mut self) -> Result<&'a str, Error> {
+    fn str(&mut self) -> Result<&'a str, Bad> {
         let at = self.r.u32()? as usize;
         let n = self.r.u32()? as usize;
         at.checked_add(n)
@@ -461,8 +471,8 @@ impl<'a> Dec<'a> {
     }
 }
 
-fn bad(what: &str) -> Error {
-    image_error(format!("image holds an invalid {what}"))
+fn bad(what: &str) -> Bad {
+    Bad::from(image_error(format!("image holds an invalid {what}")))
 }
 
 fn path_str(p: &Path) -> Result<&str, Error> {
@@ -484,7 +494,7 @@ fn w_opt(w: &mut Enc, s: Option<&str>) {
     }
 }
 
-fn r_opt(r: &mut Dec<'_>) -> Result<Option<String>, Error> {
+fn r_opt(r: &mut Dec<'_>) -> Result<Option<String>, Bad> {
     match r.u8()? {
         0 => Ok(None),
         1 => Ok(Some(r.str()?.to_string())),
@@ -492,7 +502,7 @@ fn r_opt(r: &mut Dec<'_>) -> Result<Option<String>, Error> {
     }
 }
 
-fn r_bool(r: &mut Dec<'_>) -> Result<bool, Error> {
+fn r_bool(r: &mut Dec<'_>) -> Result<bool, Bad> {
     match r.u8()? {
         0 => Ok(false),
         1 => Ok(true),
@@ -500,7 +510,7 @@ fn r_bool(r: &mut Dec<'_>) -> Result<bool, Error> {
     }
 }
 
-fn r_index(r: &mut Dec<'_>, bound: usize) -> Result<usize, Error> {
+fn r_index(r: &mut Dec<'_>, bound: usize) -> Result<usize, Bad> {
     let i = r.u32()? as usize;
     if i >= bound {
         return Err(bad("index"));
@@ -546,10 +556,17 @@ fn write_policy(w: &mut Enc, p: &LoadedPolicy) -> Result<(), Error> {
         w_opt(w, s.tuff_id.as_deref());
     }
     let names: Vec<Arc<str>> = p.sources.iter().map(|s| s.name.clone()).collect();
-    w.len(p.rules.len());
-    for (rule, src) in p.rules.iter().zip(&p.rule_sources) {
-        write_rule(w, rule, &names);
-        w.len(*src);
+    // In precedence order, as the compiled policy numbers them (see
+    // `read_policy`), each with its place in policy order.
+    let mut order: Vec<usize> = (0..p.rules.len().min(p.rule_sources.len())).collect();
+    order.sort_by_key(|&i| (p.rules.get(i).map(|r| r.effect), i));
+    w.len(order.len());
+    for i in order {
+        if let (Some(rule), Some(src)) = (p.rules.get(i), p.rule_sources.get(i)) {
+            write_rule(w, rule, &names);
+            w.len(i);
+            w.len(*src);
+        }
     }
     w.len(p.warnings.len());
     for warning in &p.warnings {
@@ -583,9 +600,15 @@ fn write_policy(w: &mut Enc, p: &LoadedPolicy) -> Result<(), Error> {
     Ok(())
 }
 
-/// Reads the policy; without `warnings`, its warnings are read and
-/// dropped.
-fn read_policy(r: &mut Dec<'_>, warnings: bool) -> Result<LoadedPolicy, Error> {
+/// The rules of an image in precedence order (deny, ask, allow, each in
+/// policy order: the numbering of the compiled policy) and, for each, its
+/// place in policy order.
+type Numbered = (Vec<Rule>, Vec<usize>);
+
+/// Reads the policy and its rules in precedence order; with `whole`, the
+/// policy holds its rules (in policy order) and its warnings, else
+/// neither.
+fn read_policy(r: &mut Dec<'_>, whole: bool) -> Result<(LoadedPolicy, Numbered), Bad> {
     let mut p = LoadedPolicy::new();
     let n = r.len()?;
     for _ in 0..n {
@@ -631,14 +654,39 @@ fn read_policy(r: &mut Dec<'_>, warnings: bool) -> Result<LoadedPolicy, Error> {
     }
     let names: Vec<Arc<str>> = p.sources.iter().map(|s| s.name.clone()).collect();
     let n = r.len()?;
+    let mut rules = Vec::with_capacity(n);
+    let mut order = Vec::with_capacity(n);
+    let mut rule_sources = Vec::with_capacity(if whole { n } else { 0 });
     for _ in 0..n {
-        p.rules.push(read_rule(r, &names)?);
-        p.rule_sources.push(r_index(r, p.sources.len())?);
+        rules.push(read_rule(r, &names)?);
+        order.push(r_index(r, n)?);
+        let src = r_index(r, p.sources.len())?;
+        if whole {
+            rule_sources.push(src);
+        }
+    }
+    // Whether the rules are in precedence order, each place in policy
+    // order given once, is checked where they are numbered
+    // (`Policy::from_image_numbered`); the policy-order list is checked
+    // for the same when it is made.
+    if whole {
+        let mut slots: Vec<Option<(Rule, usize)>> = vec![None; n];
+        for ((rule, &i), src) in rules.iter().zip(&order).zip(rule_sources) {
+            match slots.get_mut(i) {
+                Some(slot @ None) => *slot = Some((rule.clone(), src)),
+                _ => return Err(bad("rule order")),
+            }
+        }
+        for slot in slots {
+            let (rule, src) = slot.ok_or_else(|| bad("rule order"))?;
+            p.rules.push(rule);
+            p.rule_sources.push(src);
+        }
     }
     let n = r.len()?;
     for _ in 0..n {
         let w = read_error(r)?;
-        if warnings {
+        if whole {
             p.warnings.push(Warning::new(w));
         }
     }
@@ -667,7 +715,7 @@ fn read_policy(r: &mut Dec<'_>, warnings: bool) -> Result<LoadedPolicy, Error> {
     for c in &mut p.command_line_counts {
         *c = r.u32()? as usize;
     }
-    Ok(p)
+    Ok((p, (rules, order)))
 }
 
 fn source_kind_code(k: SourceKind) -> u8 {
@@ -683,7 +731,7 @@ fn source_kind_code(k: SourceKind) -> u8 {
     }
 }
 
-fn source_kind(c: u8) -> Result<SourceKind, Error> {
+fn source_kind(c: u8) -> Result<SourceKind, Bad> {
     Ok(match c {
         0 => SourceKind::Managed,
         1 => SourceKind::User,
@@ -707,7 +755,7 @@ fn mode_code(m: PermissionMode) -> u8 {
     }
 }
 
-fn mode(c: u8) -> Result<PermissionMode, Error> {
+fn mode(c: u8) -> Result<PermissionMode, Bad> {
     Ok(match c {
         0 => PermissionMode::Default,
         1 => PermissionMode::AcceptEdits,
@@ -730,7 +778,7 @@ fn error_kind_code(k: ErrorKind) -> u8 {
     }
 }
 
-fn error_kind(c: u8) -> Result<ErrorKind, Error> {
+fn error_kind(c: u8) -> Result<ErrorKind, Bad> {
     Ok(match c {
         0 => ErrorKind::Rule,
         1 => ErrorKind::Unsupported,
@@ -759,7 +807,7 @@ fn write_error(w: &mut Enc, e: &Error) {
     }
 }
 
-fn read_error(r: &mut Dec<'_>) -> Result<Error, Error> {
+fn read_error(r: &mut Dec<'_>) -> Result<Error, Bad> {
     let kind = error_kind(r.u8()?)?;
     let mut e = Error::new(kind, r.str()?);
     if let Some(s) = r_opt(r)? {
@@ -821,7 +869,7 @@ fn write_pieces(w: &mut Enc, pieces: &[GlobPiece]) {
     }
 }
 
-fn read_pieces(r: &mut Dec<'_>) -> Result<Vec<GlobPiece>, Error> {
+fn read_pieces(r: &mut Dec<'_>) -> Result<Vec<GlobPiece>, Bad> {
     let n = r.len()?;
     let mut v = Vec::with_capacity(n);
     for _ in 0..n {
@@ -856,7 +904,7 @@ fn write_form(w: &mut Enc, f: &CommandForm) {
     }
 }
 
-fn read_form(r: &mut Dec<'_>) -> Result<CommandForm, Error> {
+fn read_form(r: &mut Dec<'_>) -> Result<CommandForm, Bad> {
     Ok(match r.u8()? {
         0 => CommandForm::Exact(r.str()?.to_string()),
         1 => CommandForm::Prefix(r.str()?.to_string()),
@@ -984,11 +1032,11 @@ fn write_rule(w: &mut Enc, rule: &Rule, names: &[Arc<str>]) {
     w.text = None;
 }
 
-fn read_char(r: &mut Dec<'_>) -> Result<char, Error> {
+fn read_char(r: &mut Dec<'_>) -> Result<char, Bad> {
     char::from_u32(r.u32()?).ok_or_else(|| bad("character"))
 }
 
-fn read_rule(r: &mut Dec<'_>, names: &[Arc<str>]) -> Result<Rule, Error> {
+fn read_rule(r: &mut Dec<'_>, names: &[Arc<str>]) -> Result<Rule, Bad> {
     let text = r.str()?.to_string();
     let effect = match r.u8()? {
         0 => Effect::Deny,
@@ -1205,6 +1253,44 @@ mod tests {
         for v in [Verdict::Allow, Verdict::Ask, Verdict::Deny, Verdict::None] {
             assert!(seen.contains(&v), "no call is decided {v:?}");
         }
+    }
+
+    /// The matchers load only from rules in precedence order, each place
+    /// in policy order given once: an image that lists them otherwise is
+    /// refused, never numbered wrongly.
+    #[test]
+    fn rules_out_of_precedence_order_are_refused() {
+        let (p, c) = sample().into_parts();
+        let bytes = c.matchers_to_bytes_with(false);
+        let mut order: Vec<usize> = (0..p.rules().len()).collect();
+        order.sort_by_key(|&i| (p.rules()[i].effect, i));
+        let rules: Vec<Rule> = order.iter().map(|&i| p.rules()[i].clone()).collect();
+        let load = |rules: Vec<Rule>, order: Vec<usize>| {
+            Policy::from_image_numbered(rules, order, &bytes, false)
+        };
+        let right = load(rules.clone(), order.clone()).unwrap();
+        assert_eq!(right.rules(), &rules[..]);
+        let refused = |rules: Vec<Rule>, order: Vec<usize>, what: &str| {
+            let e = load(rules, order).expect_err(what);
+            assert!(e.message().contains("out of order"), "{what}: {e}");
+        };
+        let n = rules.len();
+        let (mut a, mut b) = (rules.clone(), order.clone());
+        a.swap(0, n - 1);
+        b.swap(0, n - 1);
+        refused(a, b, "a deny rule after an allow rule");
+        let mut b = order.clone();
+        b.swap(0, 1);
+        refused(rules.clone(), b, "two deny rules out of policy order");
+        let mut b = order.clone();
+        b[1] = b[0];
+        refused(rules.clone(), b, "a place given twice");
+        let mut b = order.clone();
+        b[n - 1] = n;
+        refused(rules.clone(), b, "a place out of range");
+        let mut b = order.clone();
+        b.pop();
+        refused(rules.clone(), b, "a place missing");
     }
 
     proptest::proptest! {
