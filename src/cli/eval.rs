@@ -42,7 +42,7 @@ use crate::policy::cache::ImageCache;
 use crate::policy::{LoadedPolicy, PermissionMode};
 
 /// Lines per chunk: read, evaluated in parallel, written, then the next.
-pub const CHUNK: usize = 16_384;
+pub const CHUNK: usize = 8_192;
 
 /// Arguments of `eval`.
 #[derive(clap::Args, Debug)]
@@ -398,8 +398,8 @@ enum Id<'a> {
 /// the line.
 ///
 /// The line is the bytes `serde_json` writes for [`DecisionOut`], put
-/// together here field by field (its strings through `serde_json`'s
-/// escaping): the batch writes one per call. A test checks them against
+/// together here field by field (its strings escaped as `serde_json`
+/// escapes them): the batch writes one per call. A test checks them against
 /// the full reading's, which serialises [`DecisionOut`].
 fn write_decision(
     out: &mut Vec<u8>,
@@ -407,11 +407,34 @@ fn write_decision(
     id: Id<'_>,
     reason: &mut String,
 ) -> Result<(), ()> {
+    /// A JSON string: the bytes `serde_json` writes for it. Most strings
+    /// need no escape and are copied as they are; the others go through
+    /// `serde_json`'s escaping.
     fn string(out: &mut Vec<u8>, s: &str) -> Result<(), ()> {
-        serde_json::to_writer(&mut *out, s).map_err(|_| ())
+        if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+            return serde_json::to_writer(&mut *out, s).map_err(|_| ());
+        }
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+        Ok(())
     }
-    fn number(out: &mut Vec<u8>, n: u64) -> Result<(), ()> {
-        write!(out, "{n}").map_err(|_| ())
+    /// A number in decimal, as `serde_json` writes it. (Written by hand:
+    /// the formatting machinery of `write!` costs more than the digits.)
+    fn number(out: &mut Vec<u8>, mut n: u64) -> Result<(), ()> {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at = at.checked_sub(1).ok_or(())?;
+            *digits.get_mut(at).ok_or(())? = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.extend_from_slice(digits.get(at..).ok_or(())?);
+        Ok(())
     }
     reason.clear();
     d.write_reason(reason).map_err(|_| ())?;
@@ -523,6 +546,152 @@ impl<'de> Deserialize<'de> for Skip {
     }
 }
 
+/// Input fields a line may have for the one-pass reading; a line with
+/// more is read in full.
+const FEW: usize = 8;
+
+/// An input field's value: a string borrowed from the line where it can
+/// be, any other value as `serde_json` reads it.
+enum Field<'a> {
+    Str(Text<'a>),
+    Other(Value),
+}
+
+impl Field<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Field::Str(t) => Value::String(t.0.into_owned()),
+            Field::Other(v) => v,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field<'a>, D::Error> {
+        struct V;
+        // Every value but a string is built as `serde_json::Value`'s own
+        // reading builds it.
+        impl<'de> Visitor<'de> for V {
+            type Value = Field<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Field<'de>, E> {
+                Ok(Field::Str(Text(Cow::Borrowed(s))))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Field<'de>, E> {
+                Ok(Field::Str(Text(Cow::Owned(s.to_string()))))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Field<'de>, E> {
+                Ok(Field::Str(Text(Cow::Owned(s))))
+            }
+            fn visit_bool<E: de::Error>(self, b: bool) -> Result<Field<'de>, E> {
+                Ok(Field::Other(Value::Bool(b)))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Field<'de>, E> {
+                Ok(Field::Other(Value::Number(n.into())))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Field<'de>, E> {
+                Ok(Field::Other(Value::Number(n.into())))
+            }
+            fn visit_f64<E: de::Error>(self, n: f64) -> Result<Field<'de>, E> {
+                Ok(Field::Other(
+                    serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number),
+                ))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Field<'de>, E> {
+                Ok(Field::Other(Value::Null))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Field<'de>, E> {
+                Ok(Field::Other(Value::Null))
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Field<'de>, D::Error> {
+                Field::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Field<'de>, A::Error> {
+                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Field::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Field<'de>, A::Error> {
+                Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Field::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A call's input object as the one-pass reading takes it: at most
+/// [`FEW`] fields, no key twice (other inputs fail the read, for the full
+/// reading), in the line's order.
+struct Input<'a> {
+    fields: [Option<(Text<'a>, Field<'a>)>; FEW],
+}
+
+impl<'a> Input<'a> {
+    fn fields(&self) -> impl Iterator<Item = &(Text<'a>, Field<'a>)> {
+        self.fields.iter().map_while(Option::as_ref)
+    }
+
+    /// Puts these fields into `map`, reusing its memory: when `map` holds
+    /// the same keys in the same order (the call before was of the same
+    /// shape), the values are replaced, a string's text copied into the
+    /// string there; else `map` is refilled.
+    fn fill(self, map: &mut Map<String, Value>) {
+        let same = map.len() == self.fields().count()
+            && map
+                .keys()
+                .zip(self.fields())
+                .all(|(k, (fk, _))| *k == *fk.0);
+        if same {
+            for ((_, v), field) in map.iter_mut().zip(self.fields.into_iter().flatten()) {
+                match (v, field.1) {
+                    (Value::String(s), Field::Str(t)) => {
+                        s.clear();
+                        s.push_str(&t.0);
+                    }
+                    (v, f) => *v = f.into_value(),
+                }
+            }
+        } else {
+            map.clear();
+            for (k, v) in self.fields.into_iter().flatten() {
+                map.insert(k.0.into_owned(), v.into_value());
+            }
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Input<'a>, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Input<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a call input as a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Input<'de>, A::Error> {
+                let mut input = Input {
+                    fields: Default::default(),
+                };
+                let mut n = 0;
+                while let Some(key) = map.next_key::<Text<'de>>()? {
+                    if input.fields().any(|(k, _)| k.0 == key.0) {
+                        return Err(de::Error::custom("an input key given twice"));
+                    }
+                    let value = map.next_value::<Field<'de>>()?;
+                    let slot = input
+                        .fields
+                        .get_mut(n)
+                        .ok_or_else(|| de::Error::custom("many input fields"))?;
+                    *slot = Some((key, value));
+                    n += 1;
+                }
+                Ok(input)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// The keys of a call line the batch reads, in one pass over the line
 /// and borrowed from it; every other key is checked and skipped.
 ///
@@ -534,8 +703,8 @@ impl<'de> Deserialize<'de> for Skip {
 struct Line<'a> {
     tool: Option<Text<'a>>,
     tool_name: Option<Text<'a>>,
-    input: Option<Map<String, Value>>,
-    tool_input: Option<Map<String, Value>>,
+    input: Option<Input<'a>>,
+    tool_input: Option<Input<'a>>,
     tool_use_id: Option<Text<'a>>,
     cwd: Option<Text<'a>>,
     project_dir: Option<Text<'a>>,
@@ -593,11 +762,15 @@ impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
 /// Decides a common line read as a [`Line`]: `None` when the line is not
 /// one (see [`Line`]) or its call or context is malformed, for the full
 /// reading to give its error. The id is the line's `tool_use_id`, if any.
+///
+/// `scratch` is the input map of the call before, its memory reused for
+/// this call's input (see [`Input::fill`]).
 fn decide_common<'l, 'e>(
     raw: &'l [u8],
     defaults: &Defaults,
     prepared: Option<&EvalContext>,
     evaluator: &'e Evaluator,
+    scratch: &mut Map<String, Value>,
 ) -> Option<(Decision<'e>, Option<Text<'l>>)> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     // (A line this read accepts is valid UTF-8: every string in it was
@@ -608,7 +781,12 @@ fn decide_common<'l, 'e>(
         (None, Some(t)) => (t, line.tool_input),
         _ => return None,
     };
-    let call = ToolCall::new(&tool.0, input.unwrap_or_default()).ok()?;
+    let mut map = std::mem::take(scratch);
+    match input {
+        Some(input) => input.fill(&mut map),
+        None => map.clear(),
+    }
+    let call = ToolCall::new(&tool.0, map).ok()?;
     fn text<'t>(t: &'t Option<Text<'_>>) -> Option<&'t str> {
         t.as_ref().map(|t| &*t.0)
     }
@@ -631,8 +809,9 @@ fn decide_common<'l, 'e>(
             &own
         }
     };
-    let d = evaluator.evaluate(&call, ctx).ok()?;
-    Some((d, line.tool_use_id))
+    let d = evaluator.evaluate(&call, ctx);
+    *scratch = call.input;
+    Some((d.ok()?, line.tool_use_id))
 }
 
 /// One line's result from the full reading.
@@ -758,6 +937,8 @@ struct Block {
     out: Vec<u8>,
     /// Scratch space for a decision's reason.
     reason: String,
+    /// The input map of the block's last call, reused for the next.
+    input: Map<String, Value>,
     /// Lines per verdict, in [`VERDICTS`] order.
     verdicts: [u64; 4],
     /// Error lines.
@@ -804,8 +985,13 @@ impl Block {
                 panic!("test panic requested by TOOLGATE_EVAL_TEST_PANIC={n}");
             }
             if run.reading == Reading::Common {
-                if let Some((d, id)) = decide_common(raw, run.defaults, run.prepared, run.evaluator)
-                {
+                if let Some((d, id)) = decide_common(
+                    raw,
+                    run.defaults,
+                    run.prepared,
+                    run.evaluator,
+                    &mut self.input,
+                ) {
                     let id = id.as_ref().map_or(Id::Line(n), |t| Id::Text(&t.0));
                     if write_decision(&mut self.out, &d, id, &mut self.reason).is_ok() {
                         return (Some(d.verdict), d.rule.map(|r| r.index));
@@ -1163,8 +1349,14 @@ mod tests {
         .unwrap();
         let prepared = LineKeys::default().context(&defaults, &evaluator).ok();
         let take = |line: &str| {
-            decide_common(line.as_bytes(), &defaults, prepared.as_ref(), &evaluator)
-                .map(|(d, id)| (d.verdict, id.map(|t| t.0.into_owned())))
+            decide_common(
+                line.as_bytes(),
+                &defaults,
+                prepared.as_ref(),
+                &evaluator,
+                &mut Map::new(),
+            )
+            .map(|(d, id)| (d.verdict, id.map(|t| t.0.into_owned())))
         };
         let common = [
             (r#"{"tool":"Bash","input":{"command":"git log"}}"#, None),
