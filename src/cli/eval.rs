@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rayon::prelude::*;
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -398,8 +398,8 @@ enum Id<'a> {
 /// the line.
 ///
 /// The line is the bytes `serde_json` writes for [`DecisionOut`], put
-/// together here field by field (its strings escaped as `serde_json`
-/// escapes them): the batch writes one per call. A test checks them against
+/// together here field by field (its strings through `serde_json`'s
+/// escaping): the batch writes one per call. A test checks them against
 /// the full reading's, which serialises [`DecisionOut`].
 fn write_decision(
     out: &mut Vec<u8>,
@@ -407,18 +407,8 @@ fn write_decision(
     id: Id<'_>,
     reason: &mut String,
 ) -> Result<(), ()> {
-    /// A JSON string: the bytes `serde_json` writes for it. Most strings
-    /// need no escape and are copied as they are; the others go through
-    /// `serde_json`'s escaping.
     fn string(out: &mut Vec<u8>, s: &str) -> Result<(), ()> {
-        if s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
-            return serde_json::to_writer(&mut *out, s).map_err(|_| ());
-        }
-        out.reserve(s.len() + 2);
-        out.push(b'"');
-        out.extend_from_slice(s.as_bytes());
-        out.push(b'"');
-        Ok(())
+        serde_json::to_writer(&mut *out, s).map_err(|_| ())
     }
     /// A number in decimal, as `serde_json` writes it. (Written by hand:
     /// the formatting machinery of `write!` costs more than the digits.)
@@ -546,10 +536,6 @@ impl<'de> Deserialize<'de> for Skip {
     }
 }
 
-/// Input fields a line may have for the one-pass reading; a line with
-/// more is read in full.
-const FEW: usize = 8;
-
 /// An input field's value: a string borrowed from the line where it can
 /// be, any other value as `serde_json` reads it.
 enum Field<'a> {
@@ -619,76 +605,72 @@ impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
     }
 }
 
-/// A call's input object as the one-pass reading takes it: at most
-/// [`FEW`] fields, no key twice (other inputs fail the read, for the full
-/// reading), in the line's order.
-struct Input<'a> {
-    fields: [Option<(Text<'a>, Field<'a>)>; FEW],
+/// Reads a call's input object into the map of the call before, reusing
+/// its memory: while the keys come in the order that map holds them (a
+/// call of the same shape), each value replaces the one there (a
+/// string's text copied into the string there); from the first key that
+/// differs, the map keeps only the entries before it and takes the rest
+/// as `serde_json` reads a map (a key given twice: the last value, at the
+/// first place).
+struct InputSeed<'m> {
+    map: &'m mut Map<String, Value>,
 }
 
-impl<'a> Input<'a> {
-    fn fields(&self) -> impl Iterator<Item = &(Text<'a>, Field<'a>)> {
-        self.fields.iter().map_while(Option::as_ref)
+/// Keeps the first `n` entries of `map`.
+fn keep_first(map: &mut Map<String, Value>, n: usize) {
+    if map.len() > n {
+        let mut kept = 0;
+        map.retain(|_, _| {
+            kept += 1;
+            kept <= n
+        });
     }
+}
 
-    /// Puts these fields into `map`, reusing its memory: when `map` holds
-    /// the same keys in the same order (the call before was of the same
-    /// shape), the values are replaced, a string's text copied into the
-    /// string there; else `map` is refilled.
-    fn fill(self, map: &mut Map<String, Value>) {
-        let same = map.len() == self.fields().count()
-            && map
-                .keys()
-                .zip(self.fields())
-                .all(|(k, (fk, _))| *k == *fk.0);
-        if same {
-            for ((_, v), field) in map.iter_mut().zip(self.fields.into_iter().flatten()) {
-                match (v, field.1) {
-                    (Value::String(s), Field::Str(t)) => {
-                        s.clear();
-                        s.push_str(&t.0);
-                    }
-                    (v, f) => *v = f.into_value(),
-                }
-            }
-        } else {
-            map.clear();
-            for (k, v) in self.fields.into_iter().flatten() {
-                map.insert(k.0.into_owned(), v.into_value());
-            }
+impl<'de> DeserializeSeed<'de> for InputSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        struct V<'m> {
+            map: &'m mut Map<String, Value>,
         }
-    }
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Input<'a>, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Input<'de>;
+        impl<'de> Visitor<'de> for V<'_> {
+            type Value = ();
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a call input as a JSON object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Input<'de>, A::Error> {
-                let mut input = Input {
-                    fields: Default::default(),
-                };
-                let mut n = 0;
-                while let Some(key) = map.next_key::<Text<'de>>()? {
-                    if input.fields().any(|(k, _)| k.0 == key.0) {
-                        return Err(de::Error::custom("an input key given twice"));
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+                let map = self.map;
+                let mut i = 0;
+                let mut same = true;
+                while let Some(key) = access.next_key::<Text<'de>>()? {
+                    let mut value = Some(access.next_value::<Field<'de>>()?);
+                    same = same
+                        && match map.iter_mut().nth(i) {
+                            Some((k, slot)) if *k == *key.0 => {
+                                match (slot, value.take()) {
+                                    (Value::String(s), Some(Field::Str(t))) => {
+                                        s.clear();
+                                        s.push_str(&t.0);
+                                    }
+                                    (slot, v) => *slot = v.map_or(Value::Null, Field::into_value),
+                                }
+                                true
+                            }
+                            _ => false,
+                        };
+                    if let Some(v) = value {
+                        keep_first(map, i);
+                        map.insert(key.0.into_owned(), v.into_value());
                     }
-                    let value = map.next_value::<Field<'de>>()?;
-                    let slot = input
-                        .fields
-                        .get_mut(n)
-                        .ok_or_else(|| de::Error::custom("many input fields"))?;
-                    *slot = Some((key, value));
-                    n += 1;
+                    i += 1;
                 }
-                Ok(input)
+                if same {
+                    keep_first(map, i);
+                }
+                Ok(())
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_map(V { map: self.map })
     }
 }
 
@@ -703,8 +685,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Input<'a> {
 struct Line<'a> {
     tool: Option<Text<'a>>,
     tool_name: Option<Text<'a>>,
-    input: Option<Input<'a>>,
-    tool_input: Option<Input<'a>>,
+    /// `input` was given: read into the map [`LineSeed`] holds.
+    input: Option<()>,
+    /// `tool_input` was given, likewise.
+    tool_input: Option<()>,
     tool_use_id: Option<Text<'a>>,
     cwd: Option<Text<'a>>,
     project_dir: Option<Text<'a>>,
@@ -714,9 +698,18 @@ struct Line<'a> {
     permission_mode: Option<Text<'a>>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Line<'a>, D::Error> {
-        struct V;
+/// Reads a [`Line`], its call's input into `input` (see [`InputSeed`]). A
+/// line with both `input` and `tool_input` fails the read.
+struct LineSeed<'m> {
+    input: &'m mut Map<String, Value>,
+}
+
+impl<'de, 'm> DeserializeSeed<'de> for LineSeed<'m> {
+    type Value = Line<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Line<'de>, D::Error> {
+        struct V<'m> {
+            input: &'m mut Map<String, Value>,
+        }
         /// Fills a field once: a key given twice is for the full reading.
         fn put<T, E: de::Error>(slot: &mut Option<T>, v: T) -> Result<(), E> {
             if slot.is_some() {
@@ -725,7 +718,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
             *slot = Some(v);
             Ok(())
         }
-        impl<'de> Visitor<'de> for V {
+        impl<'de> Visitor<'de> for V<'_> {
             type Value = Line<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a call as a JSON object")
@@ -736,8 +729,19 @@ impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
                     match &*key.0 {
                         "tool" => put(&mut l.tool, map.next_value()?)?,
                         "tool_name" => put(&mut l.tool_name, map.next_value()?)?,
-                        "input" => put(&mut l.input, map.next_value()?)?,
-                        "tool_input" => put(&mut l.tool_input, map.next_value()?)?,
+                        "input" | "tool_input" => {
+                            if l.input.is_some() || l.tool_input.is_some() {
+                                return Err(de::Error::custom("two inputs"));
+                            }
+                            map.next_value_seed(InputSeed {
+                                map: &mut *self.input,
+                            })?;
+                            if &*key.0 == "input" {
+                                l.input = Some(());
+                            } else {
+                                l.tool_input = Some(());
+                            }
+                        }
                         "tool_use_id" => put(&mut l.tool_use_id, map.next_value()?)?,
                         "cwd" => put(&mut l.cwd, map.next_value()?)?,
                         "project_dir" => put(&mut l.project_dir, map.next_value()?)?,
@@ -755,7 +759,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
                 Ok(l)
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_map(V { input: self.input })
     }
 }
 
@@ -775,18 +779,22 @@ fn decide_common<'l, 'e>(
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     // (A line this read accepts is valid UTF-8: every string in it was
     // checked, and everything else is ASCII.)
-    let line: Line<'l> = serde_json::from_slice(raw).ok()?;
-    let (tool, input) = match (line.tool, line.tool_name) {
-        (Some(t), None) => (t, line.input),
-        (None, Some(t)) => (t, line.tool_input),
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let line: Line<'l> = LineSeed { input: scratch }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    // The input read must be the call's: `input` with `tool`,
+    // `tool_input` with `tool_name`.
+    let (tool, read, other) = match (line.tool, line.tool_name) {
+        (Some(t), None) => (t, line.input, line.tool_input),
+        (None, Some(t)) => (t, line.tool_input, line.input),
         _ => return None,
     };
-    let mut map = std::mem::take(scratch);
-    match input {
-        Some(input) => input.fill(&mut map),
-        None => map.clear(),
+    match (read, other) {
+        (Some(()), None) => {}
+        (None, None) => scratch.clear(),
+        _ => return None,
     }
-    let call = ToolCall::new(&tool.0, map).ok()?;
+    let call = ToolCall::new(&tool.0, std::mem::take(scratch)).ok()?;
     fn text<'t>(t: &'t Option<Text<'_>>) -> Option<&'t str> {
         t.as_ref().map(|t| &*t.0)
     }
