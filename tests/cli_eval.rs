@@ -525,6 +525,13 @@ fn tricky_lines() -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    // A line longer than the one-pass reading keeps input memory for,
+    // then one of the same shape.
+    lines.push(format!(
+        r#"{{"tool":"Bash","input":{{"command":"git log {}"}}}}"#,
+        "x".repeat(70_000)
+    ));
+    lines.push(r#"{"tool":"Bash","input":{"command":"rm x"}}"#.to_string());
     // Deep nesting, past serde_json's limit and just under it.
     for depth in [126, 127, 128, 200] {
         lines.push(format!(

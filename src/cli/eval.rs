@@ -616,6 +616,9 @@ struct InputSeed<'m> {
     map: &'m mut Map<String, Value>,
 }
 
+/// The longest line whose input map is kept for the next call's.
+const MAX_KEPT_INPUT: usize = 64 << 10;
+
 /// Keeps the first `n` entries of `map`.
 fn keep_first(map: &mut Map<String, Value>, n: usize) {
     if map.len() > n {
@@ -768,7 +771,9 @@ impl<'de, 'm> DeserializeSeed<'de> for LineSeed<'m> {
 /// reading to give its error. The id is the line's `tool_use_id`, if any.
 ///
 /// `scratch` is the input map of the call before, its memory reused for
-/// this call's input (see [`Input::fill`]).
+/// this call's input (see [`InputSeed`]); it is kept only after lines of
+/// at most [`MAX_KEPT_INPUT`] bytes, so that a huge line's strings are not
+/// held on to.
 fn decide_common<'l, 'e>(
     raw: &'l [u8],
     defaults: &Defaults,
@@ -818,7 +823,9 @@ fn decide_common<'l, 'e>(
         }
     };
     let d = evaluator.evaluate(&call, ctx);
-    *scratch = call.input;
+    if raw.len() <= MAX_KEPT_INPUT {
+        *scratch = call.input;
+    }
     Some((d.ok()?, line.tool_use_id))
 }
 
