@@ -469,6 +469,40 @@ fn tricky_lines() -> Vec<String> {
         r#"{"tool":"Bash","input":{"command":7}}"#,
         r#"{"tool":"Read","input":{"path":"a","file_path":"b"}}"#,
         r#"{"tool":"Bash","input":{"command":"ls","command":"rm x"}}"#,
+        // Inputs of one shape in a row (the one-pass reading reuses the
+        // last call's input), of other types, escaped keys, other orders,
+        // many fields, a call that fails its checks between two good ones.
+        r#"{"tool":"Skill","input":{"skill":"/commit"}}"#,
+        r#"{"tool":"Skill","input":{"skill":"//commit"}}"#,
+        r#"{"tool":"Bash","input":{"command":"git status","timeout":5000,"description":"x"}}"#,
+        r#"{"tool":"Bash","input":{"command":"rm -rf /","timeout":"5","description":null}}"#,
+        r#"{"tool":"Bash","input":{"command":7,"timeout":1,"description":"x"}}"#,
+        r#"{"tool":"Bash","input":{"command":"git push","timeout":1.5,"description":{"a":[1,{"b":null}]}}}"#,
+        r#"{"tool":"Bash","input":{"command":"git push","timeout":-0.0,"description":[true,false]}}"#,
+        r#"{"tool":"Bash","input":{"description":"d","command":"git status"}}"#,
+        r#"{"tool":"Bash","input":{"c\u006fmmand":"git status"}}"#,
+        r#"{"tool":"Bash","input":{"command":"rm x"}}"#,
+        r#"{"tool":"Bash","input":{"command":7,"command":"git status"}}"#,
+        r#"{"tool":"Bash","input":{"command":"ls","x":"\ud800"}}"#,
+        r#"{"tool":"Bash","input":{"command":"ls","n":18446744073709551616,"m":-9223372036854775809}}"#,
+        r#"{"tool":"Bash","input":{"command":"ls","n":1e400}}"#,
+        r#"{"tool":"Bash","input":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"command":"git status"}}"#,
+        r#"{"tool":"Bash","input":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"command":"git status"}}"#,
+        r#"{"tool":"Read","input":{"file_path":"/w/a","path":"/w/b"}}"#,
+        r#"{"tool":"Read","input":{"file_path":"/w/.env","path":null}}"#,
+        r#"{"tool":"Read","input":{"file_path":"/w/.env"}}"#,
+        r#"{"tool":"Read","input":{"file_path":"/w/src/main.rs"}}"#,
+        r#"{"tool":"Read","input":{}}"#,
+        r#"{"tool":"Read","input":{"file_path":"/w/.env"},"tool_input":{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9}}"#,
+        r#"{"tool":"Read","input":{"notebook_path":"/w/x","path":"/w/.env"}}"#,
+        r#"{"tool":"Read","input":{"notebook_path":"/w/y"}}"#,
+        r#"{"tool":"Read","input":{"notebook_path":"/w/.env","x":1,"notebook_path":"/w/z"}}"#,
+        r#"{"tool":"Bash","input":{"command":"git status","description":"d","timeout":1}}"#,
+        r#"{"tool":"Bash","input":{"command":"git status","description":"d"}}"#,
+        r#"{"tool":"Bash","input":{"command":"rm x","description":"d","description":"e","command":"git status"}}"#,
+        r#"{"tool":"Bash","tool_input":{"command":"git status"}}"#,
+        r#"{"tool_name":"Bash","input":{"command":"rm x"},"tool_input":{"command":"git status"}}"#,
+        r#"{"tool_name":"Bash","tool_input":{"command":"rm x"},"input":{"command":"git status"}}"#,
         // Other keys: every type, nested; values the full reading rejects.
         r#"{"tool":"Bash","input":{"command":"ls"},"x":[1,-2.5e3,true,false,null,{"a":{"b":[]}}],"y":"\t"}"#,
         r#"{"tool":"Bash","input":{"command":"ls"},"x":"\ud800"}"#,
@@ -491,6 +525,13 @@ fn tricky_lines() -> Vec<String> {
     .iter()
     .map(|s| s.to_string())
     .collect();
+    // A line longer than the one-pass reading keeps input memory for,
+    // then one of the same shape.
+    lines.push(format!(
+        r#"{{"tool":"Bash","input":{{"command":"git log {}"}}}}"#,
+        "x".repeat(70_000)
+    ));
+    lines.push(r#"{"tool":"Bash","input":{"command":"rm x"}}"#.to_string());
     // Deep nesting, past serde_json's limit and just under it.
     for depth in [126, 127, 128, 200] {
         lines.push(format!(

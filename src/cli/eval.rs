@@ -27,7 +27,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rayon::prelude::*;
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserialize, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value, json};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -42,7 +42,7 @@ use crate::policy::cache::ImageCache;
 use crate::policy::{LoadedPolicy, PermissionMode};
 
 /// Lines per chunk: read, evaluated in parallel, written, then the next.
-pub const CHUNK: usize = 16_384;
+pub const CHUNK: usize = 8_192;
 
 /// Arguments of `eval`.
 #[derive(clap::Args, Debug)]
@@ -410,8 +410,21 @@ fn write_decision(
     fn string(out: &mut Vec<u8>, s: &str) -> Result<(), ()> {
         serde_json::to_writer(&mut *out, s).map_err(|_| ())
     }
-    fn number(out: &mut Vec<u8>, n: u64) -> Result<(), ()> {
-        write!(out, "{n}").map_err(|_| ())
+    /// A number in decimal, as `serde_json` writes it. (Written by hand:
+    /// the formatting machinery of `write!` costs more than the digits.)
+    fn number(out: &mut Vec<u8>, mut n: u64) -> Result<(), ()> {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at = at.checked_sub(1).ok_or(())?;
+            *digits.get_mut(at).ok_or(())? = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        out.extend_from_slice(digits.get(at..).ok_or(())?);
+        Ok(())
     }
     reason.clear();
     d.write_reason(reason).map_err(|_| ())?;
@@ -523,6 +536,147 @@ impl<'de> Deserialize<'de> for Skip {
     }
 }
 
+/// An input field's value: a string borrowed from the line where it can
+/// be, any other value as `serde_json` reads it.
+enum Field<'a> {
+    Str(Text<'a>),
+    Other(Value),
+}
+
+impl Field<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Field::Str(t) => Value::String(t.0.into_owned()),
+            Field::Other(v) => v,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Field<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Field<'a>, D::Error> {
+        struct V;
+        // Every value but a string is built as `serde_json::Value`'s own
+        // reading builds it.
+        impl<'de> Visitor<'de> for V {
+            type Value = Field<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Field<'de>, E> {
+                Ok(Field::Str(Text(Cow::Borrowed(s))))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Field<'de>, E> {
+                Ok(Field::Str(Text(Cow::Owned(s.to_string()))))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<Field<'de>, E> {
+                Ok(Field::Str(Text(Cow::Owned(s))))
+            }
+            fn visit_bool<E: de::Error>(self, b: bool) -> Result<Field<'de>, E> {
+                Ok(Field::Other(Value::Bool(b)))
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<Field<'de>, E> {
+                Ok(Field::Other(Value::Number(n.into())))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Field<'de>, E> {
+                Ok(Field::Other(Value::Number(n.into())))
+            }
+            fn visit_f64<E: de::Error>(self, n: f64) -> Result<Field<'de>, E> {
+                Ok(Field::Other(
+                    serde_json::Number::from_f64(n).map_or(Value::Null, Value::Number),
+                ))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Field<'de>, E> {
+                Ok(Field::Other(Value::Null))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Field<'de>, E> {
+                Ok(Field::Other(Value::Null))
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Field<'de>, D::Error> {
+                Field::deserialize(d)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Field<'de>, A::Error> {
+                Value::deserialize(de::value::SeqAccessDeserializer::new(seq)).map(Field::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Field<'de>, A::Error> {
+                Value::deserialize(de::value::MapAccessDeserializer::new(map)).map(Field::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Reads a call's input object into the map of the call before, reusing
+/// its memory: while the keys come in the order that map holds them (a
+/// call of the same shape), each value replaces the one there (a
+/// string's text copied into the string there); from the first key that
+/// differs, the map keeps only the entries before it and takes the rest
+/// as `serde_json` reads a map (a key given twice: the last value, at the
+/// first place).
+struct InputSeed<'m> {
+    map: &'m mut Map<String, Value>,
+}
+
+/// The longest line whose input map is kept for the next call's.
+const MAX_KEPT_INPUT: usize = 64 << 10;
+
+/// Keeps the first `n` entries of `map`.
+fn keep_first(map: &mut Map<String, Value>, n: usize) {
+    if map.len() > n {
+        let mut kept = 0;
+        map.retain(|_, _| {
+            kept += 1;
+            kept <= n
+        });
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for InputSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        struct V<'m> {
+            map: &'m mut Map<String, Value>,
+        }
+        impl<'de> Visitor<'de> for V<'_> {
+            type Value = ();
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a call input as a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+                let map = self.map;
+                let mut i = 0;
+                let mut same = true;
+                while let Some(key) = access.next_key::<Text<'de>>()? {
+                    let mut value = Some(access.next_value::<Field<'de>>()?);
+                    same = same
+                        && match map.iter_mut().nth(i) {
+                            Some((k, slot)) if *k == *key.0 => {
+                                match (slot, value.take()) {
+                                    (Value::String(s), Some(Field::Str(t))) => {
+                                        s.clear();
+                                        s.push_str(&t.0);
+                                    }
+                                    (slot, v) => *slot = v.map_or(Value::Null, Field::into_value),
+                                }
+                                true
+                            }
+                            _ => false,
+                        };
+                    if let Some(v) = value {
+                        keep_first(map, i);
+                        map.insert(key.0.into_owned(), v.into_value());
+                    }
+                    i += 1;
+                }
+                if same {
+                    keep_first(map, i);
+                }
+                Ok(())
+            }
+        }
+        d.deserialize_map(V { map: self.map })
+    }
+}
+
 /// The keys of a call line the batch reads, in one pass over the line
 /// and borrowed from it; every other key is checked and skipped.
 ///
@@ -534,8 +688,10 @@ impl<'de> Deserialize<'de> for Skip {
 struct Line<'a> {
     tool: Option<Text<'a>>,
     tool_name: Option<Text<'a>>,
-    input: Option<Map<String, Value>>,
-    tool_input: Option<Map<String, Value>>,
+    /// `input` was given: read into the map [`LineSeed`] holds.
+    input: Option<()>,
+    /// `tool_input` was given, likewise.
+    tool_input: Option<()>,
     tool_use_id: Option<Text<'a>>,
     cwd: Option<Text<'a>>,
     project_dir: Option<Text<'a>>,
@@ -545,9 +701,18 @@ struct Line<'a> {
     permission_mode: Option<Text<'a>>,
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Line<'a>, D::Error> {
-        struct V;
+/// Reads a [`Line`], its call's input into `input` (see [`InputSeed`]). A
+/// line with both `input` and `tool_input` fails the read.
+struct LineSeed<'m> {
+    input: &'m mut Map<String, Value>,
+}
+
+impl<'de, 'm> DeserializeSeed<'de> for LineSeed<'m> {
+    type Value = Line<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Line<'de>, D::Error> {
+        struct V<'m> {
+            input: &'m mut Map<String, Value>,
+        }
         /// Fills a field once: a key given twice is for the full reading.
         fn put<T, E: de::Error>(slot: &mut Option<T>, v: T) -> Result<(), E> {
             if slot.is_some() {
@@ -556,7 +721,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
             *slot = Some(v);
             Ok(())
         }
-        impl<'de> Visitor<'de> for V {
+        impl<'de> Visitor<'de> for V<'_> {
             type Value = Line<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a call as a JSON object")
@@ -567,8 +732,19 @@ impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
                     match &*key.0 {
                         "tool" => put(&mut l.tool, map.next_value()?)?,
                         "tool_name" => put(&mut l.tool_name, map.next_value()?)?,
-                        "input" => put(&mut l.input, map.next_value()?)?,
-                        "tool_input" => put(&mut l.tool_input, map.next_value()?)?,
+                        "input" | "tool_input" => {
+                            if l.input.is_some() || l.tool_input.is_some() {
+                                return Err(de::Error::custom("two inputs"));
+                            }
+                            map.next_value_seed(InputSeed {
+                                map: &mut *self.input,
+                            })?;
+                            if &*key.0 == "input" {
+                                l.input = Some(());
+                            } else {
+                                l.tool_input = Some(());
+                            }
+                        }
                         "tool_use_id" => put(&mut l.tool_use_id, map.next_value()?)?,
                         "cwd" => put(&mut l.cwd, map.next_value()?)?,
                         "project_dir" => put(&mut l.project_dir, map.next_value()?)?,
@@ -586,29 +762,44 @@ impl<'de: 'a, 'a> Deserialize<'de> for Line<'a> {
                 Ok(l)
             }
         }
-        d.deserialize_map(V)
+        d.deserialize_map(V { input: self.input })
     }
 }
 
 /// Decides a common line read as a [`Line`]: `None` when the line is not
 /// one (see [`Line`]) or its call or context is malformed, for the full
 /// reading to give its error. The id is the line's `tool_use_id`, if any.
+///
+/// `scratch` is the input map of the call before, its memory reused for
+/// this call's input (see [`InputSeed`]); it is kept only after lines of
+/// at most [`MAX_KEPT_INPUT`] bytes, so that a huge line's strings are not
+/// held on to.
 fn decide_common<'l, 'e>(
     raw: &'l [u8],
     defaults: &Defaults,
     prepared: Option<&EvalContext>,
     evaluator: &'e Evaluator,
+    scratch: &mut Map<String, Value>,
 ) -> Option<(Decision<'e>, Option<Text<'l>>)> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
     // (A line this read accepts is valid UTF-8: every string in it was
     // checked, and everything else is ASCII.)
-    let line: Line<'l> = serde_json::from_slice(raw).ok()?;
-    let (tool, input) = match (line.tool, line.tool_name) {
-        (Some(t), None) => (t, line.input),
-        (None, Some(t)) => (t, line.tool_input),
+    let mut de = serde_json::Deserializer::from_slice(raw);
+    let line: Line<'l> = LineSeed { input: scratch }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    // The input read must be the call's: `input` with `tool`,
+    // `tool_input` with `tool_name`.
+    let (tool, read, other) = match (line.tool, line.tool_name) {
+        (Some(t), None) => (t, line.input, line.tool_input),
+        (None, Some(t)) => (t, line.tool_input, line.input),
         _ => return None,
     };
-    let call = ToolCall::new(&tool.0, input.unwrap_or_default()).ok()?;
+    match (read, other) {
+        (Some(()), None) => {}
+        (None, None) => scratch.clear(),
+        _ => return None,
+    }
+    let call = ToolCall::new(&tool.0, std::mem::take(scratch)).ok()?;
     fn text<'t>(t: &'t Option<Text<'_>>) -> Option<&'t str> {
         t.as_ref().map(|t| &*t.0)
     }
@@ -631,8 +822,11 @@ fn decide_common<'l, 'e>(
             &own
         }
     };
-    let d = evaluator.evaluate(&call, ctx).ok()?;
-    Some((d, line.tool_use_id))
+    let d = evaluator.evaluate(&call, ctx);
+    if raw.len() <= MAX_KEPT_INPUT {
+        *scratch = call.input;
+    }
+    Some((d.ok()?, line.tool_use_id))
 }
 
 /// One line's result from the full reading.
@@ -758,6 +952,8 @@ struct Block {
     out: Vec<u8>,
     /// Scratch space for a decision's reason.
     reason: String,
+    /// The input map of the block's last call, reused for the next.
+    input: Map<String, Value>,
     /// Lines per verdict, in [`VERDICTS`] order.
     verdicts: [u64; 4],
     /// Error lines.
@@ -804,8 +1000,13 @@ impl Block {
                 panic!("test panic requested by TOOLGATE_EVAL_TEST_PANIC={n}");
             }
             if run.reading == Reading::Common {
-                if let Some((d, id)) = decide_common(raw, run.defaults, run.prepared, run.evaluator)
-                {
+                if let Some((d, id)) = decide_common(
+                    raw,
+                    run.defaults,
+                    run.prepared,
+                    run.evaluator,
+                    &mut self.input,
+                ) {
                     let id = id.as_ref().map_or(Id::Line(n), |t| Id::Text(&t.0));
                     if write_decision(&mut self.out, &d, id, &mut self.reason).is_ok() {
                         return (Some(d.verdict), d.rule.map(|r| r.index));
@@ -1163,8 +1364,14 @@ mod tests {
         .unwrap();
         let prepared = LineKeys::default().context(&defaults, &evaluator).ok();
         let take = |line: &str| {
-            decide_common(line.as_bytes(), &defaults, prepared.as_ref(), &evaluator)
-                .map(|(d, id)| (d.verdict, id.map(|t| t.0.into_owned())))
+            decide_common(
+                line.as_bytes(),
+                &defaults,
+                prepared.as_ref(),
+                &evaluator,
+                &mut Map::new(),
+            )
+            .map(|(d, id)| (d.verdict, id.map(|t| t.0.into_owned())))
         };
         let common = [
             (r#"{"tool":"Bash","input":{"command":"git log"}}"#, None),
