@@ -260,7 +260,9 @@ pub(crate) struct Slow {
 /// pattern matches the haystack.
 ///
 /// Built by [`super::Policy`]; its strategies (chosen by each rule's
-/// shape) are: a hash map of exact literals,
+/// shape) are: a hash map of exact literals, hash tables of path rules
+/// tied to segment boundaries (literal prefixes, any-depth names and
+/// extensions),
 /// forward DFAs of literal-led patterns (those whose literal holds a
 /// separator reached through a hash of the haystack's leading words, the
 /// others chosen by first byte), a reverse DFA of suffix
