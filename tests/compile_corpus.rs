@@ -255,7 +255,7 @@ fn corpus_rules_commands_paths_tools_domains() {
             .build(rules.clone())
             .expect("corpus builds lazily");
         let unrouted = Policy::builder()
-            .configure(Config::new().route_depth(0))
+            .configure(Config::new().route_depth(0).path_tables(false))
             .build(rules.clone())
             .expect("corpus compiles unrouted");
         let routed_deep = Policy::builder()

@@ -35,8 +35,9 @@ fn configs() -> Vec<(&'static str, Config)> {
                 .split_budget(64),
         ),
         // No rule routed by its leading words: literal-led rules in the
-        // automata chosen by first byte.
-        ("unrouted", Config::new().route_depth(0)),
+        // automata chosen by first byte; no path rule matched by hash
+        // lookups.
+        ("unrouted", Config::new().route_depth(0).path_tables(false)),
         // Routed by up to 8 leading words, one pattern to an automaton.
         (
             "routed-1",
@@ -53,13 +54,15 @@ fn configs() -> Vec<(&'static str, Config)> {
                 .route_sparse_above(0)
                 .path_route_depth(2),
         ),
-        // No automaton at all: everything in the fallback.
+        // No automaton and no path table at all: everything in the
+        // fallback.
         (
             "fallback",
             Config::new()
                 .dfa_size_limit(1)
                 .latch_size_limit(1)
-                .split_budget(0),
+                .split_budget(0)
+                .path_tables(false),
         ),
         // The lazy engine: regex rules compiled on first need, skipped by
         // their literal prefix or suffix.
@@ -220,7 +223,9 @@ fn instance(pieces: &[GlobPiece], fill: &[String]) -> String {
     s
 }
 
-const SEG_CHARS: &[char] = &['a', 'b', 'A', '.', '-', 'k', 'K', 'é', 'É', ' '];
+const SEG_CHARS: &[char] = &[
+    'a', 'b', 'A', '.', '-', 'k', 'K', 'é', 'É', ' ', 's', '\u{212A}', 'ſ',
+];
 
 fn seg_piece() -> impl Strategy<Value = SegPiece> {
     prop_oneof![
@@ -422,7 +427,13 @@ proptest! {
         for (p, _) in &pats {
             let s = path_instance(p, &extra);
             if !s.is_empty() {
+                // Its leading segments too (a directory rule's own
+                // directory), and its case variants.
+                for (i, _) in s.match_indices('/') {
+                    inputs.push(s[..i].to_string());
+                }
                 inputs.push(s.to_uppercase());
+                inputs.push(s.to_lowercase().replace('k', "\u{212A}").replace('s', "ſ"));
                 inputs.push(s);
             }
         }
@@ -637,6 +648,125 @@ fn match_rule_agrees_with_reference() {
                         "{dialect:?} {effect:?} {text} {call:?}: {got:?} vs {want:?}"
                     ));
                 }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The path shapes matched by hash lookups (literal prefixes, any-depth
+/// names and extensions), case-sensitive and case-insensitive side by side
+/// in one table, against the reference on paths that differ only in case
+/// or stop at a directory.
+#[test]
+fn path_tables_agree_with_reference() {
+    let specs: &[(&str, Effect)] = &[
+        ("Read(**/*.rs)", Effect::Allow),
+        ("Read(**/*.Test.TS)", Effect::Deny),
+        ("Read(**/*.tar.gz)", Effect::Allow),
+        ("Read(*.md)", Effect::Allow),
+        ("Read(**/Makefile)", Effect::Allow),
+        ("Read(**/secret.KEY)", Effect::Deny),
+        ("Read(kube)", Effect::Deny),
+        ("Read(./src/**)", Effect::Allow),
+        ("Read(./docs/a.md)", Effect::Allow),
+        ("Read(./Build/**)", Effect::Deny),
+        ("Read(./Ks/x/**)", Effect::Allow),
+        ("Read(./ks/**)", Effect::Deny),
+        ("Read(./é/**)", Effect::Deny),
+        ("Read(./src/*.ts)", Effect::Allow),
+        ("Read(./a/b/*.md)", Effect::Allow),
+        ("Read(./Lib/**/*.Rs)", Effect::Deny),
+        ("Read(./lib/**/*.rs)", Effect::Allow),
+        ("Read(./src/**/*.test.ts)", Effect::Ask),
+    ];
+    let rules: Vec<Rule> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, (text, effect))| {
+            let list = match effect {
+                Effect::Deny => List::Deny,
+                Effect::Ask => List::Ask,
+                Effect::Allow => List::Allow,
+            };
+            let prov = Provenance {
+                source: Arc::from("settings.json"),
+                list,
+                index: i,
+            };
+            toolgate::rule::claude::parse_rule(text, *effect, Dialect::ClaudeCode, prov)
+                .expect("rule parses")
+        })
+        .collect();
+    let paths = [
+        "main.rs",
+        "src",
+        "src/main.rs",
+        "src/MAIN.RS",
+        "a/b.test.ts",
+        "a/B.TEST.TS",
+        "a/b.\u{212A}ey",
+        "x/secret.key",
+        "x/SECRET.\u{212A}EY",
+        "x/ſecret.key/y",
+        "x/b.Test.TS.bak",
+        "x.tar.gz",
+        "x.TAR.gz",
+        "tar.gz",
+        ".md",
+        "a/b.md/c",
+        "Makefile",
+        "a/makefile",
+        "a/Makefile/b",
+        "KUBE",
+        "a/\u{212A}ube/b",
+        "docs/a.md",
+        "docs/a.md/x",
+        "docs/A.md",
+        "docs",
+        "build",
+        "build/x",
+        "BUILD/x/y",
+        "Ks/x",
+        "Ks/x/y",
+        "ks/x/y",
+        "\u{212A}s/x/y",
+        "é/a",
+        "É/a",
+        "src/x.ts",
+        "src/a/x.ts",
+        "src/.ts",
+        "src/X.TS",
+        "src/a/b.test.ts",
+        "src/b.test.ts/c",
+        "a/b/c.md",
+        "a/b/c.md/d",
+        "a/b",
+        "lib",
+        "lib/a/b/c.rs",
+        "LIB/x.RS",
+        "Lib/x.rs/y",
+        "lib/a.rsx",
+        "lib/a.rs",
+    ];
+    let mut failures = Vec::new();
+    let mut m = Matches::new();
+    for (name, policy) in policies(&rules) {
+        let pm = policy.path_matcher(Kind::Read).expect("read matcher");
+        for rel in paths {
+            let want: Vec<usize> = rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| match &r.pattern {
+                    Pattern::Path(p) => reference::path_matches(p, rel),
+                    _ => false,
+                })
+                .map(|(i, _)| i)
+                .collect();
+            pm.find_relative(&AnchorKey::Project, rel, &mut m);
+            let got = positions(&policy, &m);
+            if got != want {
+                failures.push(format!("{name} on {rel:?}: got {got:?}, want {want:?}"));
             }
         }
     }

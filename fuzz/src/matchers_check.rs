@@ -55,7 +55,8 @@ pub fn configs() -> Vec<(&'static str, Config)> {
             Config::new()
                 .dfa_size_limit(1)
                 .latch_size_limit(1)
-                .split_budget(0),
+                .split_budget(0)
+                .path_tables(false),
         ),
         ("one-shot", Config::one_shot()),
         (

@@ -19,6 +19,13 @@
 //! Version 4 adds the routed automata of each matcher and their keys.
 //! Version 5 stores a precompiled policy's rules in precedence order,
 //! each with its place in policy order (`crate::policy::image`).
+//! It also adds, at the end of each matcher, its path tables (prefix,
+//! name, extension): each a count and, per entry, the rule id, a flag
+//! byte (bit 0: case-insensitive; bits 1–2: what a prefix rule asks of
+//! the rest of the path — nothing, something, a next segment ending with
+//! a text, some later segment ending with it), the text and that text
+//! (empty for the first two); the hash keys are derived from the texts
+//! when loading.
 //!
 //! All integers are little-endian; each DFA is a kind byte (dense or
 //! sparse) and regex-automata's own little-endian serialization, 8-byte
@@ -32,6 +39,7 @@
 use super::lazy::{LazyRule, LazyRules};
 use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
 use super::route::{ByteMap, Routes};
+use super::table::{Entry, PathTables, Table as PathTable, TableKind, Tail};
 use super::{AnchorKey, Config, Deferred, PathMatcher, Policy};
 use crate::error::{Error, ErrorKind};
 use crate::rule::Rule;
@@ -252,6 +260,22 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
         w.u32(s.id);
         w.bytes(s.src.as_bytes());
     }
+    for t in [&m.tables.prefix, &m.tables.name, &m.tables.ext] {
+        let entries = t.entries();
+        w.len(entries.len());
+        for e in entries {
+            w.u32(e.id);
+            let (tail, tail_text): (u8, &[u8]) = match &e.tail {
+                Tail::Free => (0, &[]),
+                Tail::More => (1, &[]),
+                Tail::Child(t) => (2, t),
+                Tail::Deep(t) => (3, t),
+            };
+            w.u8(u8::from(e.folded) | tail << 1);
+            w.bytes(&e.text);
+            w.bytes(tail_text);
+        }
+    }
 }
 
 fn write_autos(w: &mut Writer, autos: &[Auto]) {
@@ -347,10 +371,63 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
         })?;
         slow.push(s);
     }
+    let mut tables = Vec::new();
+    for kind in [TableKind::Prefix, TableKind::Name, TableKind::Ext] {
+        let n = r.len()?;
+        let mut entries = Vec::with_capacity(n);
+        for _ in 0..n {
+            let id = r.u32()?;
+            if id >= id_bound {
+                return Err(Bad::Clause("image names a rule id out of range"));
+            }
+            let flags = r.u8()?;
+            let text = r.bytes()?;
+            let tail_text = r.bytes()?;
+            let folded = flags & 1 != 0;
+            let lower = |t: &[u8]| !t.iter().any(|b| !b.is_ascii() || b.is_ascii_uppercase());
+            let tail = match flags >> 1 {
+                0 => Tail::Free,
+                1 => Tail::More,
+                2 => Tail::Child(tail_text.into()),
+                3 => Tail::Deep(tail_text.into()),
+                _ => return Err(Bad::Clause("image holds an invalid path table")),
+            };
+            let tail_ok = match &tail {
+                Tail::Free | Tail::More => tail_text.is_empty(),
+                Tail::Child(t) | Tail::Deep(t) => {
+                    kind == TableKind::Prefix
+                        && !t.is_empty()
+                        && !t.contains(&b'/')
+                        && (!folded || lower(t))
+                }
+            };
+            let valid = tail_ok
+                && !text.is_empty()
+                && (!folded || lower(text))
+                && (kind != TableKind::Ext || text.contains(&b'.'));
+            if !valid {
+                return Err(Bad::Clause("image holds an invalid path table"));
+            }
+            entries.push(Entry {
+                id,
+                text: text.into(),
+                folded,
+                tail,
+            });
+        }
+        tables.push(PathTable::from_entries(entries, kind));
+    }
+    let mut tables = tables.into_iter();
+    let tables = PathTables {
+        prefix: tables.next().unwrap_or_default(),
+        name: tables.next().unwrap_or_default(),
+        ext: tables.next().unwrap_or_default(),
+    };
     Ok(KindMatcher {
         term,
         always,
         exact,
+        tables,
         routes: Routes {
             sep,
             depth,

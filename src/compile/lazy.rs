@@ -333,7 +333,7 @@ impl Ends {
 }
 
 /// `\x{H…}` at the start of `s`: the character and the escape's length.
-fn parse_hex_escape(s: &str) -> Option<(char, usize)> {
+pub(crate) fn parse_hex_escape(s: &str) -> Option<(char, usize)> {
     let rest = s.strip_prefix("\\x{")?;
     let end = rest.find('}')?;
     let code = u32::from_str_radix(rest.get(..end)?, 16).ok()?;

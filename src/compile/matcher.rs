@@ -3,6 +3,7 @@
 
 use super::Matches;
 use super::route::{ByteMap, Routes};
+use super::table::PathTables;
 use regex_automata::dfa::{Automaton, dense, sparse};
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
@@ -259,7 +260,9 @@ pub(crate) struct Slow {
 /// pattern matches the haystack.
 ///
 /// Built by [`super::Policy`]; its strategies (chosen by each rule's
-/// shape) are: a hash map of exact literals,
+/// shape) are: a hash map of exact literals, hash tables of path rules
+/// tied to segment boundaries (literal prefixes, any-depth names and
+/// extensions),
 /// forward DFAs of literal-led patterns (those whose literal holds a
 /// separator reached through a hash of the haystack's leading words, the
 /// others chosen by first byte), a reverse DFA of suffix
@@ -274,6 +277,8 @@ pub struct KindMatcher {
     pub(crate) term: Option<u8>,
     pub(crate) always: Vec<u32>,
     pub(crate) exact: ByteMap<Vec<u32>>,
+    /// Path rules matched by hash lookups (see the `table` module).
+    pub(crate) tables: PathTables,
     /// Literal-led automata reached by the haystack's leading words.
     pub(crate) routes: Routes,
     pub(crate) autos: Vec<Auto>,
@@ -291,6 +296,9 @@ impl KindMatcher {
             if let Some(ids) = self.exact.get(hay) {
                 out.ids.extend_from_slice(ids);
             }
+        }
+        if !self.tables.is_empty() {
+            self.tables.find_into(hay, &mut out.fold, &mut out.ids);
         }
         if !self.routes.is_empty() {
             self.routes
@@ -332,6 +340,7 @@ impl KindMatcher {
     pub fn is_empty(&self) -> bool {
         self.always.is_empty()
             && self.exact.is_empty()
+            && self.tables.is_empty()
             && self.autos.is_empty()
             && self.routes.is_empty()
             && self.slow.is_empty()
@@ -357,7 +366,12 @@ impl KindMatcher {
             .chain(&self.routes.folded)
             .map(|(k, v)| k.len() + v.len() * 4 + 48)
             .sum();
-        autos + exact + keys + self.always.len() * 4 + self.slow.len() * 1024
+        let tables: usize = [&self.tables.prefix, &self.tables.name, &self.tables.ext]
+            .iter()
+            .flat_map(|t| t.map.iter())
+            .map(|(k, v)| k.len() + 48 + v.iter().map(|e| e.text.len() + 40).sum::<usize>())
+            .sum();
+        autos + exact + keys + tables + self.always.len() * 4 + self.slow.len() * 1024
     }
 
     /// How the rules were split: `(automata, fallback rules, exact
@@ -376,6 +390,7 @@ impl KindMatcher {
                 .sum(),
             fallback_rules: self.slow.len(),
             exact_literals: self.exact.len(),
+            tabled_rules: self.tables.len(),
             always: self.always.len(),
         }
     }
@@ -398,6 +413,10 @@ pub struct MatcherShape {
     pub fallback_rules: usize,
     /// Distinct exact literals in the hash map.
     pub exact_literals: usize,
+    /// Path rules matched by hash lookups: literal path prefixes
+    /// (`dir/**`, exact paths), any-depth names (`**/name`) and
+    /// extensions (`**/*.ext`).
+    pub tabled_rules: usize,
     /// Rules that match every haystack.
     pub always: usize,
 }

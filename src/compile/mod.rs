@@ -64,6 +64,7 @@ mod lower;
 mod matcher;
 mod route;
 mod strategy;
+mod table;
 
 pub use matcher::{KindMatcher, MatcherShape};
 
@@ -128,6 +129,7 @@ pub struct Config {
     path_route_depth: usize,
     route_pack_size: usize,
     route_sparse_above: usize,
+    path_tables: bool,
 }
 
 impl Default for Config {
@@ -163,6 +165,7 @@ impl Config {
             path_route_depth: 0,
             route_pack_size: 4096,
             route_sparse_above: 2 << 20,
+            path_tables: true,
         }
     }
 
@@ -214,6 +217,16 @@ impl Config {
     /// are kept as sparse tables (see [`Config::sparse_above`]).
     pub fn route_sparse_above(mut self, bytes: usize) -> Config {
         self.route_sparse_above = bytes;
+        self
+    }
+
+    /// Path rules whose matching form is a literal tied to segment
+    /// boundaries — literal prefixes (`dir/**`, an exact path), any-depth
+    /// names (`**/name`) and extensions (`**/*.ext`) — are matched by hash
+    /// lookups instead of automata (on by default; off, they go into
+    /// automata like the others).
+    pub fn path_tables(mut self, yes: bool) -> Config {
+        self.path_tables = yes;
         self
     }
 

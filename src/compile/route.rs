@@ -134,7 +134,7 @@ pub(crate) fn route_key(re: &str, sep: u8, depth: usize) -> Option<RouteKey> {
 
 /// Appends `word` folded as the case-insensitive keys are: ASCII letters in
 /// lower case, U+212A as `k`, U+017F as `s`, every other byte as it is.
-fn fold_into(word: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn fold_into(word: &[u8], out: &mut Vec<u8>) {
     let mut i = 0;
     while let Some(&b) = word.get(i) {
         match (b, word.get(i + 1), word.get(i + 2)) {

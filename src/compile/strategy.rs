@@ -25,6 +25,7 @@ use super::Config;
 use super::lower::{Lowered, Place, Shape};
 use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
 use super::route::{ByteMap, RouteKey, route_key};
+use super::table;
 use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
@@ -183,6 +184,7 @@ pub(crate) fn build(
         cfg.route_depth
     };
     m.routes.depth = u8::try_from(depth).unwrap_or(u8::MAX);
+    let mut tabled = Vec::new();
     for (id, l) in lowered {
         m.id_bound = m.id_bound.max(id.saturating_add(1));
         match l {
@@ -210,6 +212,18 @@ pub(crate) fn build(
                     Shape::Tracking => 1,
                     Shape::Latching => 2,
                 };
+                if term == Some(b'/') && cfg.path_tables {
+                    let walk = match place {
+                        Place::Fwd => Some(Walk::Fwd),
+                        Place::Seg => Some(Walk::Seg),
+                        Place::SegRev => Some(Walk::SegRev),
+                        Place::Float | Place::Rev => None,
+                    };
+                    if let Some(t) = walk.and_then(|w| table::classify(re, w, *shape, *id)) {
+                        tabled.push(t);
+                        continue;
+                    }
+                }
                 if p == 0 {
                     if let Some(k) = route_key(re, sep, depth) {
                         let next = keys.len();
@@ -226,6 +240,7 @@ pub(crate) fn build(
         }
     }
     m.exact = exact;
+    m.tables = table::PathTables::build(tabled);
     let mut groups = Vec::new();
     // Identical regexes (a rule read in two dialects, or twice) are
     // compiled once, for all their rules.

@@ -616,13 +616,14 @@ impl Evaluator {
         ids: &mut Vec<(u32, How)>,
     ) {
         // Without dynamic words, only the rules indexed under the
-        // invocation's program and subcommand can match; with them, any
-        // rule may could-match, so all are checked.
+        // invocation's program and subcommand can match; with them, those
+        // of its program (every rule when the program word is dynamic).
         let token_ids = if holes.is_empty() {
             self.token_index.candidates(words, buf);
             &buf[..]
         } else {
-            self.policy.token_rules()
+            self.token_index
+                .could_candidates(words, &|w| holes.iter().any(|h| h == w))
         };
         for &id in token_ids {
             let Some(r) = self.policy.rule(id) else {

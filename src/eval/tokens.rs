@@ -199,16 +199,24 @@ fn subcommand<'w, W: Token>(program: &str, args: &'w [W]) -> Option<&'w str> {
 pub(crate) struct TokenIndex {
     /// program → (w1, or "" for no subcommand word) → rule ids, ascending.
     by_program: HashMap<String, HashMap<String, Vec<u32>>>,
+    /// program → every rule id of that program, ascending.
+    of_program: HashMap<String, Vec<u32>>,
+    /// Every rule id, ascending.
+    all: Vec<u32>,
 }
 
 impl TokenIndex {
     /// Indexes `rules`: `(id, words)` in ascending id order.
     pub(crate) fn new<'r>(rules: impl IntoIterator<Item = (u32, &'r [String])>) -> TokenIndex {
         let mut by_program: HashMap<String, HashMap<String, Vec<u32>>> = HashMap::new();
+        let mut of_program: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut all = Vec::new();
         for (id, words) in rules {
             let Some(program) = words.first() else {
                 continue;
             };
+            all.push(id);
+            of_program.entry(program.clone()).or_default().push(id);
             let w1 = match words.get(1) {
                 Some(w) if !w.starts_with('-') => w.clone(),
                 _ => String::new(),
@@ -220,7 +228,32 @@ impl TokenIndex {
                 .or_default()
                 .push(id);
         }
-        TokenIndex { by_program }
+        TokenIndex {
+            by_program,
+            of_program,
+            all,
+        }
+    }
+
+    /// The ids of the rules that may match or could match (for some value
+    /// of its dynamic words, `hole`) `words` (ascending): those of its
+    /// program, or every rule when the program word itself is dynamic.
+    /// A token rule matches only an argv whose program word is dynamic or
+    /// has the rule's program as its basename ([`tokens_could_match`]).
+    pub(crate) fn could_candidates<'a, W: Token>(
+        &'a self,
+        words: &[W],
+        hole: &dyn Fn(&str) -> bool,
+    ) -> &'a [u32] {
+        let Some(first) = words.first().map(Token::token) else {
+            return &[];
+        };
+        if hole(first) {
+            return &self.all;
+        }
+        self.of_program
+            .get(basename(first))
+            .map_or(&[], |ids| &ids[..])
     }
 
     /// The ids of the rules that may match `words` (ascending), to be
@@ -433,6 +466,25 @@ mod tests {
                 .collect();
             assert_eq!(via, all, "{argv:?}");
             assert!(out.windows(2).all(|p| p[0] < p[1]), "{argv:?}: {out:?}");
+            // With dynamic words (`$X` here), the narrowed candidates
+            // find every rule the loop finds could match.
+            for hole_at in 0..=argv.len() {
+                let mut argv = argv.clone();
+                if let Some(word) = argv.get_mut(hole_at) {
+                    *word = "$X".to_string();
+                }
+                let hole = |w: &str| w == "$X";
+                let could: Vec<u32> = (0..rules.len() as u32)
+                    .filter(|&i| tokens_could_match(&rules[i as usize], &argv, &hole))
+                    .collect();
+                let via: Vec<u32> = index
+                    .could_candidates(&argv, &hole)
+                    .iter()
+                    .copied()
+                    .filter(|&i| tokens_could_match(&rules[i as usize], &argv, &hole))
+                    .collect();
+                assert_eq!(via, could, "{argv:?}");
+            }
         }
     }
 }

@@ -1,0 +1,430 @@
+//! Path rules matched by hash lookups instead of automata: those whose
+//! matching form is a literal tied to segment boundaries.
+//!
+//! Three shapes (see [`super::glob`] for the matching form, the relative
+//! path followed by one `/`):
+//!
+//! - *prefix*: an anchored literal ending with `/` (`a/b/c`, the exact
+//!   path or anything under it), optionally followed by one more byte
+//!   (`dir/**`: something under it). The query looks up its own prefixes
+//!   that end before a `/` (or at its end). Keys and texts leave out the
+//!   final `/`.
+//! - *name*: an any-depth literal of one segment (`**/name`, `name`): the
+//!   query looks up each of its segments.
+//! - *extension*: an any-depth `*` followed by a literal of one segment
+//!   that holds a `.` (`**/*.ext`, `*.test.tsx`): keyed by its final
+//!   extension (from its last `.`), which is the final extension of every
+//!   segment it matches; the query looks up each segment's final extension
+//!   and checks that the segment ends with the whole literal.
+//!
+//! A query so does a few hash lookups per segment and walks no automaton
+//! for these rules; the anchored trie and the any-depth automata they
+//! would otherwise fill were most of a novel path query's time at 10,000
+//! rules (BENCHMARKS.md, "Compiled matchers").
+//!
+//! Case-insensitive rules are tabled when their literal is ASCII, under
+//! its ASCII lower case; a table holding any sets `folds`, and then every
+//! key (case-sensitive ones too) is stored folded and the query folds its
+//! path once (ASCII letters, `K` KELVIN SIGN → `k`, `ſ` LONG S → `s`, see
+//! [`super::route`]), each case-sensitive entry comparing its text with
+//! the path as it is. Folding keeps every `/` where it is (the two
+//! non-ASCII folds are of multi-byte characters without a `/` byte), so the
+//! segments of the folded path are those of the path.
+
+use super::lazy::parse_hex_escape;
+use super::route::{ByteMap, fold_into};
+
+/// The shape of a tabled rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TableKind {
+    /// Anchored literal ending with `/`.
+    Prefix,
+    /// Any-depth single-segment literal.
+    Name,
+    /// Any-depth `*` + single-segment literal holding a `.`.
+    Ext,
+}
+
+/// One tabled rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Entry {
+    pub(crate) id: u32,
+    /// What is compared: the literal as it is (case-sensitive) or in ASCII
+    /// lower case (`folded`).
+    pub(crate) text: Box<[u8]>,
+    /// Case-insensitive.
+    pub(crate) folded: bool,
+    /// Prefix rules: what must follow the literal's `/`.
+    pub(crate) tail: Tail,
+}
+
+/// What a prefix rule asks of the rest of the path, after its literal's
+/// `/`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Tail {
+    /// Nothing (the path itself, or anything under it).
+    Free,
+    /// Something (`dir/**`: anything under it).
+    More,
+    /// The next segment ends with this text (`dir/*.ext`).
+    Child(Box<[u8]>),
+    /// Some later segment ends with this text (`dir/**/*.ext`).
+    Deep(Box<[u8]>),
+}
+
+/// One shape's table.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Table {
+    /// Keys are folded (some entry is case-insensitive).
+    pub(crate) folds: bool,
+    pub(crate) map: ByteMap<Box<[Entry]>>,
+}
+
+impl Table {
+    fn key(&self, text: &[u8], kind: TableKind) -> Vec<u8> {
+        let k = match kind {
+            TableKind::Ext => final_ext(text).unwrap_or(text),
+            _ => text,
+        };
+        if self.folds {
+            let mut out = Vec::with_capacity(k.len());
+            fold_into(k, &mut out);
+            out
+        } else {
+            k.to_vec()
+        }
+    }
+
+    /// Builds a table of `entries`.
+    fn build(entries: Vec<Entry>, kind: TableKind) -> Table {
+        let mut t = Table {
+            folds: entries.iter().any(|e| e.folded),
+            map: ByteMap::default(),
+        };
+        let mut grouped: ByteMap<Vec<Entry>> = ByteMap::default();
+        for e in entries {
+            grouped
+                .entry(t.key(&e.text, kind).into_boxed_slice())
+                .or_default()
+                .push(e);
+        }
+        t.map = grouped
+            .into_iter()
+            .map(|(k, v)| (k, v.into_boxed_slice()))
+            .collect();
+        t
+    }
+
+    /// Rebuilds the map from entries read back from an image (keys are
+    /// derived, never read).
+    pub(crate) fn from_entries(entries: Vec<Entry>, kind: TableKind) -> Table {
+        Table::build(entries, kind)
+    }
+
+    /// Every entry, in a stable order (for images).
+    pub(crate) fn entries(&self) -> Vec<&Entry> {
+        let mut keys: Vec<_> = self.map.iter().collect();
+        keys.sort_by(|a, b| a.0.cmp(b.0));
+        keys.into_iter().flat_map(|(_, v)| v.iter()).collect()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    fn len(&self) -> usize {
+        self.map.values().map(|v| v.len()).sum()
+    }
+}
+
+/// Whether the rest of a path after a prefix rule's literal (`rest`, and
+/// `frest` folded) is what its tail asks for.
+#[inline]
+fn tail_fits(tail: &Tail, folded: bool, rest: &[u8], frest: &[u8]) -> bool {
+    let r = if folded { frest } else { rest };
+    match tail {
+        Tail::Free => true,
+        Tail::More => !rest.is_empty(),
+        Tail::Child(t) => {
+            let seg = r.split(|&b| b == b'/').next().unwrap_or_default();
+            !r.is_empty() && seg.ends_with(t)
+        }
+        Tail::Deep(t) => !r.is_empty() && r.split(|&b| b == b'/').any(|seg| seg.ends_with(t)),
+    }
+}
+
+/// The final extension of a segment: from its last `.`.
+fn final_ext(seg: &[u8]) -> Option<&[u8]> {
+    let i = seg.iter().rposition(|&b| b == b'.')?;
+    seg.get(i..)
+}
+
+/// The tabled rules of one path matcher.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PathTables {
+    pub(crate) prefix: Table,
+    pub(crate) name: Table,
+    pub(crate) ext: Table,
+}
+
+/// Decodes a regex in matching form that is a plain literal (ASCII
+/// letters and digits, `/`, `\x{H}` escapes) up to `rest`; `None` when an
+/// escape is not a character.
+fn decode(re: &str) -> Option<(Vec<u8>, &str)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    let b = re.as_bytes();
+    while let Some(&c) = b.get(i) {
+        if c == b'\\' {
+            let (ch, len) = parse_hex_escape(re.get(i..)?)?;
+            let mut buf = [0u8; 4];
+            out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+            i += len;
+        } else if c.is_ascii_alphanumeric() || c == b'/' {
+            out.push(c);
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    Some((out, re.get(i..)?))
+}
+
+/// `"one more byte"`, as [`super::glob`] writes a final `**`.
+const ONE_MORE: &str = "(?s-u:.)";
+
+/// A run inside one segment, as [`super::glob`] writes `*`.
+const SEG_RUN: &str = "(?-u:[^/])*";
+/// Zero or more whole segments, as [`super::glob`] writes an inner `**`.
+const SEGS: &str = "(?:(?-u:[^/])*/)*";
+
+/// The literal of a `*LIT/` tail: one segment's text, not empty.
+fn star_tail(rest: &str) -> Option<Vec<u8>> {
+    let (mut lit, end) = decode(rest.strip_prefix(SEG_RUN)?)?;
+    if !end.is_empty() || lit.pop() != Some(b'/') {
+        return None;
+    }
+    (!lit.is_empty() && !lit.contains(&b'/')).then_some(lit)
+}
+
+/// Whether a path regex in matching form, walked as `walk` says, is a
+/// tabled shape; its table and entry.
+pub(crate) fn classify(
+    re: &str,
+    walk: super::matcher::Walk,
+    shape: super::lower::Shape,
+    id: u32,
+) -> Option<(TableKind, Entry)> {
+    use super::lower::Shape;
+    use super::matcher::Walk;
+    let (inner, folded) = match re.strip_prefix("(?i:").and_then(|r| r.strip_suffix(')')) {
+        Some(inner) => (inner, true),
+        None => (re, false),
+    };
+    let (lit, rest) = decode(inner)?;
+    let (last, body) = lit.split_last()?;
+    if *last != b'/' || body.is_empty() {
+        return None;
+    }
+    let one_segment = !body.contains(&b'/');
+    let (kind, tail) = match (walk, shape, rest) {
+        (Walk::Fwd, Shape::Pure, "") => (TableKind::Prefix, Tail::Free),
+        (Walk::Fwd, Shape::Pure, ONE_MORE) => (TableKind::Prefix, Tail::More),
+        (Walk::Fwd, Shape::Pure, _) => (TableKind::Prefix, Tail::Child(star_tail(rest)?.into())),
+        (Walk::Fwd, Shape::Tracking, _) => (
+            TableKind::Prefix,
+            Tail::Deep(star_tail(rest.strip_prefix(SEGS)?)?.into()),
+        ),
+        (Walk::Seg, Shape::Pure, "") if one_segment => (TableKind::Name, Tail::Free),
+        (Walk::SegRev, Shape::Pure, "") if one_segment && body.contains(&b'.') => {
+            (TableKind::Ext, Tail::Free)
+        }
+        _ => return None,
+    };
+    let fold = |t: &[u8]| -> Option<Box<[u8]>> {
+        if !folded {
+            return Some(t.into());
+        }
+        t.is_ascii()
+            .then(|| t.to_ascii_lowercase().into_boxed_slice())
+    };
+    let tail = match tail {
+        Tail::Child(t) => Tail::Child(fold(&t)?),
+        Tail::Deep(t) => Tail::Deep(fold(&t)?),
+        t => t,
+    };
+    // Compared without the final `/` (the query's segment ends there).
+    Some((
+        kind,
+        Entry {
+            id,
+            text: fold(body)?,
+            folded,
+            tail,
+        },
+    ))
+}
+
+impl PathTables {
+    /// Builds the tables of `(kind, entry)` pairs.
+    pub(crate) fn build(entries: Vec<(TableKind, Entry)>) -> PathTables {
+        let mut by: [Vec<Entry>; 3] = Default::default();
+        for (k, e) in entries {
+            by[k as usize].push(e);
+        }
+        let [p, n, x] = by;
+        PathTables {
+            prefix: Table::build(p, TableKind::Prefix),
+            name: Table::build(n, TableKind::Name),
+            ext: Table::build(x, TableKind::Ext),
+        }
+    }
+
+    /// Whether no rule is tabled.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.prefix.is_empty() && self.name.is_empty() && self.ext.is_empty()
+    }
+
+    /// How many rules are tabled.
+    pub(crate) fn len(&self) -> usize {
+        self.prefix.len() + self.name.len() + self.ext.len()
+    }
+
+    /// Appends the ids of the tabled rules matching `hay` (a relative path;
+    /// the matching form is `hay` followed by `/`); `fold` is scratch.
+    #[inline]
+    pub(crate) fn find_into(&self, hay: &[u8], fold: &mut Vec<u8>, out: &mut Vec<u32>) {
+        let folds = self.prefix.folds || self.name.folds || self.ext.folds;
+        fold.clear();
+        if folds {
+            fold_into(hay, fold);
+        }
+        let f: &[u8] = if folds { fold } else { hay };
+        // Segment starts, in the path as it is (`o`) and folded (`s`).
+        let (mut o, mut s) = (0usize, 0usize);
+        loop {
+            let oe = hay
+                .get(o..)
+                .and_then(|r| r.iter().position(|&b| b == b'/'))
+                .map_or(hay.len(), |i| o + i);
+            let se = f
+                .get(s..)
+                .and_then(|r| r.iter().position(|&b| b == b'/'))
+                .map_or(f.len(), |i| s + i);
+            let (Some(oseg), Some(sseg)) = (hay.get(o..oe), f.get(s..se)) else {
+                break;
+            };
+            if !self.name.is_empty() {
+                let key = if self.name.folds { sseg } else { oseg };
+                if let Some(es) = self.name.map.get(key) {
+                    for e in es.iter() {
+                        if e.folded || !self.name.folds || *e.text == *oseg {
+                            out.push(e.id);
+                        }
+                    }
+                }
+            }
+            if !self.ext.is_empty() {
+                let seg = if self.ext.folds { sseg } else { oseg };
+                if let Some(es) = final_ext(seg).and_then(|k| self.ext.map.get(k)) {
+                    for e in es.iter() {
+                        let against = if e.folded { sseg } else { oseg };
+                        if against.ends_with(&e.text) {
+                            out.push(e.id);
+                        }
+                    }
+                }
+            }
+            if !self.prefix.is_empty() {
+                // The path up to this segment's `/` (the terminator after
+                // the last one).
+                if let (Some(op), Some(sp)) = (hay.get(..oe), f.get(..se)) {
+                    let key = if self.prefix.folds { sp } else { op };
+                    if let Some(es) = self.prefix.map.get(key) {
+                        for e in es.iter() {
+                            let case_ok = e.folded || !self.prefix.folds || *e.text == *op;
+                            let (rest, frest) = (
+                                hay.get(oe + 1..).unwrap_or_default(),
+                                f.get(se + 1..).unwrap_or_default(),
+                            );
+                            if case_ok && tail_fits(&e.tail, e.folded, rest, frest) {
+                                out.push(e.id);
+                            }
+                        }
+                    }
+                }
+            }
+            if oe >= hay.len() {
+                break;
+            }
+            o = oe + 1;
+            s = se + 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compile::lower::Shape;
+    use crate::compile::matcher::Walk;
+
+    fn c(re: &str, walk: Walk, shape: Shape) -> Option<(TableKind, String, bool, Tail)> {
+        classify(re, walk, shape, 0).map(|(k, e)| {
+            (
+                k,
+                String::from_utf8(e.text.into()).unwrap(),
+                e.folded,
+                e.tail,
+            )
+        })
+    }
+
+    #[test]
+    fn tabled_shapes() {
+        let t = |s: &str| s.as_bytes().to_vec().into_boxed_slice();
+        let p = TableKind::Prefix;
+        assert_eq!(
+            c("src/a\\x{2E}rs/", Walk::Fwd, Shape::Pure),
+            Some((p, "src/a.rs".into(), false, Tail::Free))
+        );
+        assert_eq!(
+            c("src/(?s-u:.)", Walk::Fwd, Shape::Pure),
+            Some((p, "src".into(), false, Tail::More))
+        );
+        assert_eq!(
+            c("(?i:Src/(?-u:[^/])*\\x{2E}TS/)", Walk::Fwd, Shape::Pure),
+            Some((p, "src".into(), true, Tail::Child(t(".ts"))))
+        );
+        assert_eq!(
+            c(
+                "a/b/(?:(?-u:[^/])*/)*(?-u:[^/])*\\x{2E}rs/",
+                Walk::Fwd,
+                Shape::Tracking
+            ),
+            Some((p, "a/b".into(), false, Tail::Deep(t(".rs"))))
+        );
+        assert_eq!(
+            c("Makefile/", Walk::Seg, Shape::Pure),
+            Some((TableKind::Name, "Makefile".into(), false, Tail::Free))
+        );
+        assert_eq!(
+            c("\\x{2E}tar\\x{2E}gz/", Walk::SegRev, Shape::Pure),
+            Some((TableKind::Ext, ".tar.gz".into(), false, Tail::Free))
+        );
+        // Not tabled: a prefix inside a segment, a name of two segments,
+        // a suffix without a `.`, a class, a non-ASCII case-insensitive
+        // literal, a latching or reversed walk.
+        assert_eq!(c("src/fo", Walk::Fwd, Shape::Pure), None);
+        assert_eq!(c("a/b/", Walk::Seg, Shape::Pure), None);
+        assert_eq!(c("rc/", Walk::SegRev, Shape::Pure), None);
+        assert_eq!(c("src/[^/]/", Walk::Fwd, Shape::Pure), None);
+        assert_eq!(c("(?i:\\x{E9}/)", Walk::Fwd, Shape::Pure), None);
+        assert_eq!(
+            c("a/(?-u:[^/])*x(?-u:[^/])*y/", Walk::Fwd, Shape::Latching),
+            None
+        );
+        assert_eq!(c("a/(?-u:[^/])*x/z/", Walk::Fwd, Shape::Pure), None);
+        assert_eq!(c("/", Walk::Fwd, Shape::Pure), None);
+    }
+}
