@@ -51,7 +51,7 @@ fn typical<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
     let r = shell::read(cmd);
     assert!(r.is_complete());
     assert_eq!(r.commands.len(), 1);
-    assert_eq!(r.commands[0].words.len(), 4);
+    assert_eq!(r.commands[0].words(&r).len(), 4);
     let cmd2 = "git commit -m \"fix: typo\" && git push";
     let r = shell::read(cmd2);
     assert!(r.is_complete());

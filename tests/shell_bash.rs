@@ -65,8 +65,8 @@ enum Pat {
     Any,
 }
 
-fn pattern(c: &Command) -> Vec<Pat> {
-    let mut words: &[toolgate::shell::Word] = &c.words;
+fn pattern(r: &Reading, c: &Command) -> Vec<Pat> {
+    let mut words: &[toolgate::shell::Word] = c.words(r);
     // `time` is a keyword for bash; the reader keeps it as a word.
     if words
         .first()
@@ -134,7 +134,7 @@ fn skip_reason(input: &str, r: &Reading) -> Option<&'static str> {
         }
         // With the builtin disabled, bash no longer parses `x=(…)` as an
         // argument of a declaration builtin.
-        if c.words.first().is_some_and(|p| {
+        if c.program(r).is_some_and(|p| {
             matches!(
                 p.text(),
                 "declare" | "typeset" | "local" | "export" | "readonly"
@@ -151,7 +151,7 @@ fn skip_reason(input: &str, r: &Reading) -> Option<&'static str> {
         }) {
             return Some("assigns PATH or a shell start-up variable");
         }
-        if let Some(p) = c.words.first()
+        if let Some(p) = c.program(r)
             && (p.text().contains('/') || p.is_dynamic())
         {
             return Some("program with a path");
@@ -224,9 +224,9 @@ fn compare(input: &str, r: &Reading, ran: &[Vec<String>]) -> Result<(), String> 
     let cmds: Vec<&Command> = r
         .commands
         .iter()
-        .filter(|c| !in_shell_script(r, c) && !c.words.is_empty())
+        .filter(|c| !in_shell_script(r, c) && !c.words(r).is_empty())
         .collect();
-    let pats: Vec<Vec<Pat>> = cmds.iter().map(|c| pattern(c)).collect();
+    let pats: Vec<Vec<Pat>> = cmds.iter().map(|c| pattern(r, c)).collect();
     // Every command bash ran is in the reading.
     for argv in ran {
         if !pats.iter().any(|p| matches(p, argv)) {
@@ -253,7 +253,7 @@ fn compare(input: &str, r: &Reading, ran: &[Vec<String>]) -> Result<(), String> 
                 None => {
                     return Err(format!(
                         "the reading has `{}`, which bash did not run (bash ran {ran:?})",
-                        cmds[i]
+                        cmds[i].display(r)
                     ));
                 }
             }

@@ -51,7 +51,11 @@ fn name_of<T: serde::Serialize>(v: &T) -> String {
 /// Every mismatch between a case and its reading.
 fn check(case: &Case, r: &Reading) -> Vec<String> {
     let mut bad = Vec::new();
-    let got: Vec<String> = r.commands.iter().map(|c| c.to_string()).collect();
+    let got: Vec<String> = r
+        .commands
+        .iter()
+        .map(|c| c.display(r).to_string())
+        .collect();
     if got != case.commands {
         bad.push(format!(
             "commands: expected {:?}, got {:?}",
@@ -104,7 +108,7 @@ fn check(case: &Case, r: &Reading) -> Vec<String> {
             .commands
             .iter()
             .map(|c| {
-                c.words
+                c.words(r)
                     .iter()
                     .map(|w| name_of(&w.kind))
                     .collect::<Vec<_>>()

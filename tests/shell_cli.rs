@@ -31,7 +31,7 @@ fn readme_examples_print_what_the_readme_shows() {
             let reading = toolgate::shell::read(cmd);
             assert!(reading.is_complete(), "{cmd}");
             let words: Vec<String> = reading.commands[0]
-                .words
+                .words(&reading)
                 .iter()
                 .map(|w| w.text().to_string())
                 .collect();

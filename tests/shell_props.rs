@@ -27,7 +27,7 @@ fn check_invariants(r: &Reading) -> Result<(), TestCaseError> {
     for c in &r.commands {
         let text = &r.scripts[c.script].text;
         prop_assert!(c.span.start <= c.span.end && c.span.end <= text.len());
-        for w in &c.words {
+        for w in c.words(r) {
             prop_assert!(w.span.end <= text.len());
             let src = &text[w.span.clone()];
             match w.kind {
@@ -63,7 +63,10 @@ fn check_invariants(r: &Reading) -> Result<(), TestCaseError> {
 }
 
 fn rendered(r: &Reading) -> Vec<String> {
-    r.commands.iter().map(|c| c.to_string()).collect()
+    r.commands
+        .iter()
+        .map(|c| c.display(r).to_string())
+        .collect()
 }
 
 proptest! {
@@ -95,7 +98,7 @@ proptest! {
         let quoted = format!("sh -c '{}'", x.replace('\'', r"'\''"));
         let nested = shell::read(&quoted);
         prop_assert!(!nested.commands.is_empty());
-        prop_assert_eq!(nested.commands[0].words[0].text(), "sh");
+        prop_assert_eq!(nested.commands[0].words(&nested)[0].text(), "sh");
         prop_assert_eq!(&*nested.scripts[1].text, x.as_str());
         let inner: Vec<String> = rendered(&nested)[1..].to_vec();
         prop_assert_eq!(inner, rendered(&alone));
@@ -125,7 +128,7 @@ proptest! {
         let r = shell::read(&line);
         prop_assert!(r.is_complete());
         prop_assert_eq!(r.commands.len(), 1);
-        let got: Vec<&str> = r.commands[0].words.iter().map(|w| w.text()).collect();
+        let got: Vec<&str> = r.commands[0].words(&r).iter().map(|w| w.text()).collect();
         let want: Vec<&str> = words.iter().map(String::as_str).collect();
         prop_assert_eq!(got, want);
     }
@@ -134,6 +137,6 @@ proptest! {
     fn single_quoting_any_text_gives_it_back(s in "[^\\x00']{0,40}") {
         let r = shell::read(&format!("echo '{s}'"));
         prop_assert!(r.is_complete());
-        prop_assert_eq!(r.commands[0].words[1].text(), s.as_str());
+        prop_assert_eq!(r.commands[0].words(&r)[1].text(), s.as_str());
     }
 }

@@ -110,7 +110,7 @@ pub fn check_shell(data: &[u8]) -> Result<(), String> {
                 c.span, c.script
             ));
         }
-        for w in &c.words {
+        for w in c.words(&r) {
             word(&r, c.script, w, "word")?;
         }
         for a in &c.assignments {

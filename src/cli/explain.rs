@@ -105,12 +105,12 @@ pub fn render(r: &Reading) -> String {
             shell::Connector::Pipe => "| ",
             shell::Connector::PipeAll => "|& ",
         };
-        let _ = write!(out, "{:>3}. {indent}{conn}{c}", i + 1);
+        let _ = write!(out, "{:>3}. {indent}{conn}{}", i + 1, c.display(r));
         if !notes.is_empty() {
             let _ = write!(out, "    ({})", notes.join(", "));
         }
         out.push('\n');
-        for w in c.words.iter().filter(|w| w.is_dynamic()) {
+        for w in c.words(r).iter().filter(|w| w.is_dynamic()) {
             let what = if w.kind == shell::WordKind::Glob {
                 "glob"
             } else {

@@ -12,13 +12,14 @@
 //!
 //! let r = read("FOO=1 git status && echo $(whoami) > out.txt");
 //! assert!(r.is_complete());
-//! let programs: Vec<&str> = r.commands.iter().map(|c| c.words[0].text()).collect();
+//! let programs: Vec<&str> = r.commands.iter().map(|c| r.words(c)[0].text()).collect();
 //! assert_eq!(programs, ["git", "whoami", "echo"]);
 //! assert_eq!(r.commands[0].assignments[0].name, "FOO");
-//! assert_eq!(r.commands[2].words[1].kind, WordKind::Dynamic);
+//! assert_eq!(r.commands[2].words(&r)[1].kind, WordKind::Dynamic);
 //!
 //! // `$'…'` escapes are decoded; a dynamic program name is incomplete.
-//! assert_eq!(read(r"$'\x72\x6d' -rf /").commands[0].words[0].text(), "rm");
+//! let rm = read(r"$'\x72\x6d' -rf /");
+//! assert_eq!(rm.words(&rm.commands[0])[0].text(), "rm");
 //! assert!(!read("$CMD -rf /").is_complete());
 //! ```
 //!
@@ -37,8 +38,10 @@
 //! well: its commands follow the shell's own command, with
 //! [`Origin::Script`] and their spans pointing into [`Reading::scripts`].
 //!
-//! Words are text ([`Word::text`]): a word that is its own source text
-//! shares its script's text (no allocation); a decoded word owns a `String`.
+//! A reading keeps the words of all its commands in one vector; a command
+//! holds a range of it ([`Reading::words`], [`Command::words`]). Words are
+//! text ([`Word::text`]): a word that is its own source text shares its
+//! script's text (no allocation); a decoded word owns a `String`.
 //! A word whose decoded bytes are not UTF-8 (`$'\xff'`) is kept as its
 //! source text and is dynamic.
 
@@ -80,10 +83,15 @@ pub fn read(command: &str) -> Reading {
 }
 
 /// What a command line runs, as far as it can be read.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+///
+/// Serialized, each command carries its words (`"words": [...]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Reading {
     /// Every command, in execution order (substitutions first).
     pub commands: Vec<Command>,
+    /// The words of every command, each command's a range of it (see
+    /// [`Reading::words`]).
+    pub(crate) words: Vec<Word>,
     /// The texts spans point into: `scripts[0]` is the input itself (cut at
     /// [`MAX_INPUT`]); later ones are scripts that a shell reads.
     pub scripts: Vec<Script>,
@@ -94,14 +102,67 @@ pub struct Reading {
     /// A subshell, a substitution, each command of a pipeline, a list put
     /// in the background and a script a shell reads each get their own; a
     /// group or a compound command runs in its list's.
-    #[serde(skip)]
     pub(crate) envs: Vec<u32>,
+}
+
+/// A command with its words, for serializing.
+#[derive(Serialize)]
+struct CommandOut<'a> {
+    script: usize,
+    span: &'a Range<usize>,
+    words: &'a [Word],
+    assignments: &'a [Assignment],
+    redirections: &'a [Redirection],
+    connector: Connector,
+    origin: Origin,
+    depth: u8,
+    conditional: bool,
+}
+
+/// Serialized as `commands` (each with its words), `scripts`, `incomplete`.
+impl Serialize for Reading {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeSeq, SerializeStruct};
+        struct Commands<'a>(&'a Reading);
+        impl Serialize for Commands<'_> {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut seq = s.serialize_seq(Some(self.0.commands.len()))?;
+                for c in &self.0.commands {
+                    seq.serialize_element(&CommandOut {
+                        script: c.script,
+                        span: &c.span,
+                        words: c.words(self.0),
+                        assignments: &c.assignments,
+                        redirections: &c.redirections,
+                        connector: c.connector,
+                        origin: c.origin,
+                        depth: c.depth,
+                        conditional: c.conditional,
+                    })?;
+                }
+                seq.end()
+            }
+        }
+        let mut st = s.serialize_struct("Reading", 3)?;
+        st.serialize_field("commands", &Commands(self))?;
+        st.serialize_field("scripts", &self.scripts)?;
+        st.serialize_field("incomplete", &self.incomplete)?;
+        st.end()
+    }
 }
 
 impl Reading {
     /// True when every command was read with certainty.
     pub fn is_complete(&self) -> bool {
         self.incomplete.is_empty()
+    }
+
+    /// A command's words (empty for a command of another reading).
+    pub fn words(&self, command: &Command) -> &[Word] {
+        let r = &command.words;
+        self.words
+            .get(r.start as usize..r.end as usize)
+            .unwrap_or(&[])
     }
 
     /// The source text of a span of a script (empty when out of range).
@@ -146,17 +207,19 @@ pub enum ScriptKind {
     Backquote,
 }
 
-/// One command: a program invocation.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// One command: a program invocation. Its words are in the [`Reading`]
+/// ([`Command::words`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Command {
     /// The script its span points into (an index into [`Reading::scripts`]).
     pub script: usize,
     /// Its source, a byte range of that script (assignments, words and
     /// redirections included).
     pub span: Range<usize>,
-    /// Its words after brace expansion and quote removal; the first is the
-    /// program. Empty for an assignment-only or redirection-only command.
-    pub words: Vec<Word>,
+    /// Its words after brace expansion and quote removal (the first is the
+    /// program; none for an assignment-only or redirection-only command): a
+    /// range of [`Reading::words`].
+    pub(crate) words: Range<u32>,
     /// Leading `NAME=value` assignments.
     pub assignments: Vec<Assignment>,
     /// Redirections, its own first, then those of the compound commands
@@ -176,15 +239,37 @@ pub struct Command {
     pub conditional: bool,
     /// The shell environment it runs in (an index into `Reading::envs`):
     /// what `cd` changes there lasts for the later commands in it.
-    #[serde(skip)]
     pub(crate) env: u32,
 }
 
 impl Command {
-    /// The program word, if the command has words.
-    pub fn program(&self) -> Option<&Word> {
-        self.words.first()
+    /// Its words after brace expansion and quote removal, from the reading
+    /// it is in; the first is the program. Empty for an assignment-only or
+    /// redirection-only command (and for a reading it is not in).
+    pub fn words<'r>(&self, reading: &'r Reading) -> &'r [Word] {
+        reading.words(self)
     }
+
+    /// The program word, if the command has words.
+    pub fn program<'r>(&self, reading: &'r Reading) -> Option<&'r Word> {
+        self.words(reading).first()
+    }
+
+    /// Writes the command on one line (see [`CommandDisplay`]).
+    pub fn display<'a>(&'a self, reading: &'a Reading) -> CommandDisplay<'a> {
+        CommandDisplay {
+            command: self,
+            reading,
+        }
+    }
+}
+
+/// A command with the reading its words are in, for [`fmt::Display`]
+/// ([`Command::display`]).
+#[derive(Clone, Copy, Debug)]
+pub struct CommandDisplay<'a> {
+    command: &'a Command,
+    reading: &'a Reading,
 }
 
 /// How a command is joined to the command before it in the same list.
@@ -531,8 +616,9 @@ fn write_quoted(f: &mut fmt::Formatter<'_>, s: &str) -> fmt::Result {
 
 /// Writes a command on one line: assignments, words, then redirections
 /// (`FOO=1 git status 2>/dev/null`); a here-document as `<<delimiter`.
-impl fmt::Display for Command {
+impl fmt::Display for CommandDisplay<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = self.command;
         let mut first = true;
         let mut sep = |f: &mut fmt::Formatter<'_>| -> fmt::Result {
             if !first {
@@ -541,7 +627,7 @@ impl fmt::Display for Command {
             first = false;
             Ok(())
         };
-        for a in &self.assignments {
+        for a in &c.assignments {
             sep(f)?;
             write!(
                 f,
@@ -551,11 +637,11 @@ impl fmt::Display for Command {
                 a.value
             )?;
         }
-        for w in &self.words {
+        for w in c.words(self.reading) {
             sep(f)?;
             write!(f, "{w}")?;
         }
-        for r in &self.redirections {
+        for r in &c.redirections {
             sep(f)?;
             if let Some(fd) = r.fd {
                 write!(f, "{fd}")?;

@@ -94,7 +94,8 @@ struct State {
     /// Here-documents whose bodies are being read, last first.
     active: Vec<PendingHereDoc>,
     feeds: Vec<PipeFeed>,
-    /// Words of the simple commands being read (a stack).
+    /// Words of simple commands being read that nested commands' words
+    /// came after (a stack; see `Pending`).
     words: Vec<Word>,
     abort: bool,
 }
@@ -125,6 +126,115 @@ impl State {
                 c.env = new;
             }
         }
+    }
+}
+
+/// The words of a simple command being read: `n` words from `start`, in the
+/// reading's word vector while nothing else was put after them (the usual
+/// case: no copy), else on the stack. A command's words move to the stack
+/// at most once, so the work stays linear in the words.
+struct Pending {
+    stacked: bool,
+    start: usize,
+    n: usize,
+}
+
+impl State {
+    fn pending_vec(&self, p: &Pending) -> &Vec<Word> {
+        if p.stacked {
+            &self.words
+        } else {
+            &self.reading.words
+        }
+    }
+
+    /// Word `i` of a pending command.
+    fn word(&self, p: &Pending, i: usize) -> Option<&Word> {
+        if i >= p.n {
+            return None;
+        }
+        self.pending_vec(p).get(p.start + i)
+    }
+
+    fn word_mut(&mut self, p: &Pending, i: usize) -> Option<&mut Word> {
+        if i >= p.n {
+            return None;
+        }
+        let v = if p.stacked {
+            &mut self.words
+        } else {
+            &mut self.reading.words
+        };
+        v.get_mut(p.start + i)
+    }
+
+    /// True when the pending words are the last of the reading's vector.
+    fn at_end(&self, p: &Pending) -> bool {
+        !p.stacked && p.start + p.n == self.reading.words.len()
+    }
+
+    /// Moves pending words that are no longer last onto the stack.
+    fn move_to_stack(&mut self, p: &mut Pending) {
+        if p.stacked || self.at_end(p) {
+            return;
+        }
+        let start = self.words.len();
+        let ours = self
+            .reading
+            .words
+            .get(p.start..p.start + p.n)
+            .unwrap_or(&[]);
+        self.words.extend_from_slice(ours);
+        *p = Pending {
+            stacked: true,
+            start,
+            n: p.n,
+        };
+    }
+
+    fn push_word(&mut self, p: &mut Pending, w: Word) {
+        self.move_to_stack(p);
+        if p.stacked {
+            self.words.push(w);
+        } else {
+            self.reading.words.push(w);
+        }
+        p.n += 1;
+    }
+
+    /// Forgets the pending words (a function's name).
+    fn drop_words(&mut self, p: &mut Pending) {
+        if p.stacked {
+            self.words.truncate(p.start);
+        } else if self.at_end(p) {
+            self.reading.words.truncate(p.start);
+        }
+        p.n = 0;
+    }
+
+    /// The pending words, taken out.
+    fn take_words(&mut self, p: Pending) -> Vec<Word> {
+        if p.stacked {
+            self.words.split_off(p.start)
+        } else if self.at_end(&p) {
+            self.reading.words.split_off(p.start)
+        } else {
+            self.pending_vec(&p)
+                .get(p.start..p.start + p.n)
+                .unwrap_or(&[])
+                .to_vec()
+        }
+    }
+
+    /// The range of the reading's word vector the pending words end in.
+    fn finish_words(&mut self, p: Pending) -> (usize, usize) {
+        if self.at_end(&p) {
+            return (p.start, p.start + p.n);
+        }
+        let words = self.take_words(p);
+        let from = self.reading.words.len();
+        self.reading.words.extend(words);
+        (from, self.reading.words.len())
     }
 }
 
@@ -193,13 +303,14 @@ pub(super) fn read(command: &str) -> Reading {
                 parent: None,
                 span: 0..0,
             }],
+            words: Vec::with_capacity((text.len() / 4).clamp(4, 16384)),
             incomplete: Vec::new(),
             envs: vec![0],
         },
         heredocs: Vec::new(),
         active: Vec::new(),
         feeds: Vec::new(),
-        words: Vec::with_capacity(16),
+        words: Vec::new(),
         abort: false,
     };
     if too_long {
@@ -268,7 +379,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
     }
     for i in first..st.reading.commands.len() {
         let c = &st.reading.commands[i];
-        if c.script != script || piped.contains(&i) || !reads_stdin_script(c) {
+        if c.script != script || piped.contains(&i) || !reads_stdin_script(st.reading.words(c)) {
             continue;
         }
         if c.redirections.iter().any(|r| {
@@ -307,7 +418,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, w.text().to_string(), at)),
             Some((_, _, at)) => Err(at),
             None => match producer.and_then(|p| p.checked_sub(1)) {
-                Some(p) => piped_text(&st.reading.commands[p])
+                Some(p) => piped_text(&st.reading.commands[p], &st.reading)
                     .map(|t| (ScriptKind::Piped, t, st.reading.commands[p].span.clone()))
                     .ok_or(st.reading.commands[p].span.clone()),
                 None => Err(span.clone()),
@@ -384,8 +495,8 @@ fn shell_mode(words: &[Word]) -> (bool, Option<usize>) {
     (has_c, None)
 }
 
-fn program_base(c: &Command) -> Option<&str> {
-    let w = c.words.first()?;
+fn program_base(words: &[Word]) -> Option<&str> {
+    let w = words.first()?;
     if w.is_dynamic() {
         return None;
     }
@@ -397,10 +508,10 @@ fn program_base(c: &Command) -> Option<&str> {
     })
 }
 
-fn is_shell(c: &Command) -> bool {
+fn is_shell(words: &[Word]) -> bool {
     // Every shell's name ends in `h`: a cheap first test.
-    c.words.first().is_some_and(|w| w.text().ends_with('h'))
-        && program_base(c).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
+    words.first().is_some_and(|w| w.text().ends_with('h'))
+        && program_base(words).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
 }
 
 /// Files that are a process's standard input.
@@ -409,20 +520,20 @@ const STDIN_FILES: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
 /// A shell with neither `-c` nor a script operand (or with `-s`, or with
 /// standard input as its script file) reads its script from standard
 /// input; so does `source /dev/stdin`.
-fn reads_stdin_script(c: &Command) -> bool {
+fn reads_stdin_script(words: &[Word]) -> bool {
     let stdin_file = |w: &Word| !w.is_dynamic() && STDIN_FILES.contains(&w.text());
-    if program_base(c).is_some_and(|b| b == "source" || b == ".") {
-        return c.words.get(1).is_some_and(stdin_file);
+    if program_base(words).is_some_and(|b| b == "source" || b == ".") {
+        return words.get(1).is_some_and(stdin_file);
     }
-    if !is_shell(c) {
+    if !is_shell(words) {
         return false;
     }
-    let (has_c, operand) = shell_mode(&c.words);
-    let dash_s = c.words[1..].iter().any(|w| {
+    let (has_c, operand) = shell_mode(words);
+    let dash_s = words.get(1..).unwrap_or(&[]).iter().any(|w| {
         let t = w.text().as_bytes();
         t.len() > 1 && t[0] == b'-' && t[1] != b'-' && t.contains(&b's')
     });
-    let stdin_operand = operand.and_then(|i| c.words.get(i)).is_some_and(stdin_file);
+    let stdin_operand = operand.and_then(|i| words.get(i)).is_some_and(stdin_file);
     !has_c && (operand.is_none() || dash_s || stdin_operand)
 }
 
@@ -433,12 +544,13 @@ fn dynamic_stdin(r: &Redirection) -> bool {
 
 /// The literal text a command writes to its standard output, when it is
 /// `echo`, `printf` (no `%`) or `cat` of a here-document or here-string.
-fn piped_text(c: &Command) -> Option<String> {
-    if c.words.iter().any(Word::is_dynamic) {
+fn piped_text(c: &Command, reading: &Reading) -> Option<String> {
+    let words = reading.words(c);
+    if words.iter().any(Word::is_dynamic) {
         return None;
     }
-    let base = program_base(c)?;
-    let args = &c.words[1..];
+    let base = program_base(words)?;
+    let args = words.get(1..).unwrap_or(&[]);
     match base {
         "echo" => {
             let mut i = 0;
@@ -972,7 +1084,8 @@ impl<'s> Parser<'s, '_> {
                 self.st.fork_since(self.env, cmds, envs);
             }
             if let Some(i) = cur
-                && reads_stdin_script(&self.st.reading.commands[i])
+                && let Some(c) = self.st.reading.commands.get(i)
+                && reads_stdin_script(self.st.reading.words(c))
             {
                 self.st.feeds.push(PipeFeed {
                     producer: prev,
@@ -1733,10 +1846,14 @@ impl<'s> Parser<'s, '_> {
     fn simple(&mut self, conn: Connector) -> Option<usize> {
         let start = self.pos;
         let mut end = start;
-        // Words go on a stack shared with nested commands (a substitution
-        // inside a word reads its own commands meanwhile), then into an
-        // exactly sized vector.
-        let base = self.st.words.len();
+        // Words go straight to the end of the reading's word vector, or, once
+        // a nested command (a substitution inside a word) has put its own
+        // there, on a stack (see `Pending`).
+        let mut ours = Pending {
+            stacked: false,
+            start: self.st.reading.words.len(),
+            n: 0,
+        };
         let mut any_brace = false;
         let mut assignments = Vec::new();
         let mut redirections = Vec::new();
@@ -1764,26 +1881,23 @@ impl<'s> Parser<'s, '_> {
             }
             if b == b'(' {
                 // `name() body`
-                if self.st.words.len() == base + 1
-                    && assignments.is_empty()
-                    && redirections.is_empty()
-                {
-                    self.st.words.truncate(base);
+                if ours.n == 1 && assignments.is_empty() && redirections.is_empty() {
+                    self.st.drop_words(&mut ours);
                     let at = self.pos;
                     self.skip_paren_pair(at);
                     self.function_body(start);
                     return None;
                 }
                 // `declare -a x=(…)`: a declaration builtin takes arrays.
-                if let Some(last) = self
-                    .st
-                    .words
-                    .last()
-                    .filter(|_| self.st.words.len() > base + 1)
+                if let Some(last) = ours
+                    .n
+                    .checked_sub(1)
+                    .filter(|&i| i > 0)
+                    .and_then(|i| self.st.word(&ours, i))
                     && last.span.end == self.pos
                     && last.text().ends_with('=')
                     && assignment_shaped(last.text())
-                    && self.st.words.get(base).is_some_and(|p| {
+                    && self.st.word(&ours, 0).is_some_and(|p| {
                         matches!(
                             p.text(),
                             "declare" | "typeset" | "local" | "export" | "readonly"
@@ -1794,7 +1908,7 @@ impl<'s> Parser<'s, '_> {
                     self.array(from)?;
                     end = self.pos;
                     let w = Word::source(&self.text, from..self.pos, WordKind::Dynamic);
-                    if let Some(slot) = self.st.words.last_mut() {
+                    if let Some(slot) = self.st.word_mut(&ours, ours.n.wrapping_sub(1)) {
                         *slot = w;
                     }
                     continue;
@@ -1805,37 +1919,43 @@ impl<'s> Parser<'s, '_> {
             }
             let lx = self.lex_word()?;
             end = self.pos;
-            if self.st.words.len() == base
+            if ours.n == 0
                 && let Some(a) = self.assignment(&lx)
             {
                 assignments.push(a);
                 continue;
             }
             let w = self.make_word(&lx);
-            self.st.words.push(w);
+            self.st.push_word(&mut ours, w);
             any_brace |= lx.brace && !lx.dynamic;
         }
-        let mut words: Vec<Word> = self.st.words.split_off(base);
-        if words.is_empty() && assignments.is_empty() && redirections.is_empty() {
+        if ours.n == 0 && assignments.is_empty() && redirections.is_empty() {
             let at = self.pos;
             self.stop(Reason::EmptyCommand, at..at);
             return None;
         }
-        // Brace expansion.
-        if any_brace {
-            words = self.expand_braces(words);
-        }
+        let (from, to) = if any_brace {
+            // Brace expansion.
+            let words = self.st.take_words(ours);
+            let from = self.st.reading.words.len();
+            self.expand_braces(words);
+            (from, self.st.reading.words.len())
+        } else {
+            self.st.finish_words(ours)
+        };
+        let words = self.st.reading.words.get(from..).unwrap_or(&[]);
         if let Some(w) = words.first()
             && w.is_dynamic()
         {
             let span = w.span.clone();
             self.fail(Reason::DynamicProgram, span);
         }
+        let words = self.st.reading.words.get(from..).unwrap_or(&[]);
         let idx = self.st.reading.commands.len();
         let cmd = Command {
             script: self.script,
             span: start..end,
-            words,
+            words: from as u32..to as u32,
             assignments,
             redirections,
             connector: conn,
@@ -1845,27 +1965,29 @@ impl<'s> Parser<'s, '_> {
             env: self.env,
         };
         // `eval` of dynamic text, `source`/`.` of a file named at run time.
-        if let Some(base) = program_base(&cmd) {
-            let dynamic_input = match base {
-                "eval" => cmd.words[1..].iter().find(|w| w.is_dynamic()),
-                "source" | "." => cmd.words.get(1).filter(|w| w.is_dynamic()),
-                _ => None,
-            };
-            if let Some(w) = dynamic_input {
-                let span = w.span.clone();
-                self.fail(Reason::DynamicScript, span);
-            }
-        }
-        let shell_c = if is_shell(&cmd) {
-            let (has_c, operand) = shell_mode(&cmd.words);
+        let dynamic_input = match program_base(words) {
+            Some("eval") => words
+                .get(1..)
+                .unwrap_or(&[])
+                .iter()
+                .find(|w| w.is_dynamic()),
+            Some("source" | ".") => words.get(1).filter(|w| w.is_dynamic()),
+            _ => None,
+        };
+        let dynamic_input = dynamic_input.map(|w| w.span.clone());
+        let shell_c = if is_shell(words) {
+            let (has_c, operand) = shell_mode(words);
             if has_c {
-                Some(operand.and_then(|i| cmd.words.get(i).cloned()))
+                Some(operand.and_then(|i| words.get(i).cloned()))
             } else {
                 None
             }
         } else {
             None
         };
+        if let Some(span) = dynamic_input {
+            self.fail(Reason::DynamicScript, span);
+        }
         self.st.reading.commands.push(cmd);
         // A nested reading may have taken here-docs queued before it.
         let from = heredocs_before.min(self.st.heredocs.len());
@@ -1895,10 +2017,11 @@ impl<'s> Parser<'s, '_> {
         Some(idx)
     }
 
-    /// Expands the words that hold an unquoted brace group (a word's
-    /// source without expansions is enough to tell).
-    fn expand_braces(&mut self, words: Vec<Word>) -> Vec<Word> {
-        let mut out = Vec::with_capacity(words.len());
+    /// Appends `words` to the reading's word vector, expanding those that
+    /// hold an unquoted brace group (a word's source without expansions is
+    /// enough to tell).
+    fn expand_braces(&mut self, words: Vec<Word>) {
+        let mut out = std::mem::take(&mut self.st.reading.words);
         let mut total = 0usize;
         for w in words {
             let src = self.src.get(w.span.clone()).unwrap_or(&[]);
@@ -1944,7 +2067,7 @@ impl<'s> Parser<'s, '_> {
                 }
             }
         }
-        out
+        self.st.reading.words = out;
     }
 
     /// The `(…)` of an array value, at its `(`: its words are read (their

@@ -336,7 +336,16 @@ fn reduce_reading(
                 }
             }
         }
-        let action = chain(ctx, origin, c, c.words.clone(), par, d, &dir, true);
+        let action = chain(
+            ctx,
+            origin,
+            c,
+            c.words(reading).to_vec(),
+            par,
+            d,
+            &dir,
+            true,
+        );
         if scripted {
             actions.push(action);
         }
@@ -1489,7 +1498,7 @@ fn candidates(
 /// change a directory).
 fn directories(r: &Reading, start: &Dir) -> Option<Vec<Dir>> {
     let changes = |c: &Command| {
-        c.words.first().is_some_and(|w| {
+        c.program(r).is_some_and(|w| {
             w.is_dynamic()
                 || matches!(
                     w.text(),
@@ -1519,13 +1528,16 @@ fn directories(r: &Reading, start: &Dir) -> Option<Vec<Dir>> {
         let env = c.env as usize;
         let here = env_dir(r, &mut dirs, env, start);
         out.push(here.clone());
-        let Some(w) = c.words.first().filter(|w| !w.is_dynamic()) else {
+        let words = c.words(r);
+        let Some(w) = words.first().filter(|w| !w.is_dynamic()) else {
             continue;
         };
         let name = w.text();
         let next = match name {
             "cd" | "pushd" | "popd" => {
-                let target = c.words[1..]
+                let target = words
+                    .get(1..)
+                    .unwrap_or(&[])
                     .iter()
                     .find(|w| w.is_dynamic() || !w.text().starts_with('-') || w.text() == "-");
                 if name == "popd" || (name == "pushd" && target.is_none()) || c.conditional {
@@ -1536,7 +1548,7 @@ fn directories(r: &Reading, start: &Dir) -> Option<Vec<Dir>> {
             }
             "eval" | "source" | "." => Dir::Unknown,
             "command" | "builtin" | "time"
-                if c.words.get(1).is_some_and(|w| {
+                if words.get(1).is_some_and(|w| {
                     w.is_dynamic()
                         || matches!(w.text(), "cd" | "pushd" | "popd" | "eval" | "source" | ".")
                 }) =>
