@@ -233,6 +233,7 @@ fn corpus_rules_commands_paths_tools_domains() {
         let split = Policy::builder()
             .configure(
                 Config::new()
+                    .path_table_min(0)
                     .dfa_size_limit(256 << 10)
                     .latch_group_size(1)
                     .split_budget(6),
@@ -242,6 +243,7 @@ fn corpus_rules_commands_paths_tools_domains() {
         let sparse = Policy::builder()
             .configure(
                 Config::new()
+                    .path_table_min(0)
                     .sparse_above(0)
                     .route_sparse_above(0)
                     .path_route_depth(2),
@@ -261,6 +263,7 @@ fn corpus_rules_commands_paths_tools_domains() {
         let routed_deep = Policy::builder()
             .configure(
                 Config::new()
+                    .path_table_min(0)
                     .route_depth(6)
                     .path_route_depth(6)
                     .route_pack_size(8),

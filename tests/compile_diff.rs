@@ -21,6 +21,7 @@ fn configs() -> Vec<(&'static str, Config)> {
         (
             "latch-1",
             Config::new()
+                .path_table_min(0)
                 .latch_group_size(1)
                 .fwd_group_size(1)
                 .latch_size_limit(64 << 10),
@@ -30,6 +31,7 @@ fn configs() -> Vec<(&'static str, Config)> {
         (
             "split",
             Config::new()
+                .path_table_min(0)
                 .dfa_size_limit(1)
                 .latch_size_limit(1)
                 .split_budget(64),
@@ -42,6 +44,7 @@ fn configs() -> Vec<(&'static str, Config)> {
         (
             "routed-1",
             Config::new()
+                .path_table_min(0)
                 .route_depth(8)
                 .path_route_depth(8)
                 .route_pack_size(1),
@@ -50,6 +53,7 @@ fn configs() -> Vec<(&'static str, Config)> {
         (
             "sparse",
             Config::new()
+                .path_table_min(0)
                 .sparse_above(0)
                 .route_sparse_above(0)
                 .path_route_depth(2),
@@ -753,6 +757,13 @@ fn path_tables_agree_with_reference() {
     let mut m = Matches::new();
     for (name, policy) in policies(&rules) {
         let pm = policy.path_matcher(Kind::Read).expect("read matcher");
+        // Tables apply from `path_table_min` rules on (1,000 by default,
+        // 0 in the configurations that exercise them).
+        let tabled: usize = pm.groups().map(|(_, k)| k.shape().tabled_rules).sum();
+        let expect_tables = matches!(name.split(' ').next().unwrap_or(""), "latch-1" | "split" | "routed-1" | "sparse");
+        if (tabled > 0) != expect_tables {
+            failures.push(format!("{name}: {tabled} rules in path tables"));
+        }
         for rel in paths {
             let want: Vec<usize> = rules
                 .iter()

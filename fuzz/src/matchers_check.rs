@@ -41,11 +41,15 @@ pub fn configs() -> Vec<(&'static str, Config)> {
         ("default", Config::new()),
         (
             "latch-1",
-            Config::new().latch_group_size(1).latch_size_limit(64 << 10),
+            Config::new()
+                .path_table_min(0)
+                .latch_group_size(1)
+                .latch_size_limit(64 << 10),
         ),
         (
             "split",
             Config::new()
+                .path_table_min(0)
                 .dfa_size_limit(1)
                 .latch_size_limit(1)
                 .split_budget(64),
@@ -62,6 +66,7 @@ pub fn configs() -> Vec<(&'static str, Config)> {
         (
             "small",
             Config::new()
+                .path_table_min(0)
                 .dfa_size_limit(64 << 10)
                 .latch_size_limit(16 << 10)
                 .split_budget(2),
@@ -69,6 +74,7 @@ pub fn configs() -> Vec<(&'static str, Config)> {
         (
             "small-latch-1",
             Config::new()
+                .path_table_min(0)
                 .latch_group_size(1)
                 .dfa_size_limit(64 << 10)
                 .latch_size_limit(16 << 10),

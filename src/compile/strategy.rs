@@ -195,6 +195,7 @@ pub(crate) fn build(
     };
     m.routes.depth = u8::try_from(depth).unwrap_or(u8::MAX);
     let mut tabled = Vec::new();
+    let tables = cfg.path_tables && lowered.len() >= cfg.path_table_min;
     for (id, l) in lowered {
         m.id_bound = m.id_bound.max(id.saturating_add(1));
         match l {
@@ -222,7 +223,7 @@ pub(crate) fn build(
                     Shape::Tracking => 1,
                     Shape::Latching => 2,
                 };
-                if term == Some(b'/') && cfg.path_tables {
+                if term == Some(b'/') && tables {
                     let walk = match place {
                         Place::Fwd => Some(Walk::Fwd),
                         Place::Seg => Some(Walk::Seg),
