@@ -760,7 +760,10 @@ fn path_tables_agree_with_reference() {
         // Tables apply from `path_table_min` rules on (1,000 by default,
         // 0 in the configurations that exercise them).
         let tabled: usize = pm.groups().map(|(_, k)| k.shape().tabled_rules).sum();
-        let expect_tables = matches!(name.split(' ').next().unwrap_or(""), "latch-1" | "split" | "routed-1" | "sparse");
+        let expect_tables = matches!(
+            name.split(' ').next().unwrap_or(""),
+            "latch-1" | "split" | "routed-1" | "sparse"
+        );
         if (tabled > 0) != expect_tables {
             failures.push(format!("{name}: {tabled} rules in path tables"));
         }
