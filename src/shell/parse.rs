@@ -231,9 +231,15 @@ impl State {
         if self.at_end(&p) {
             return (p.start, p.start + p.n);
         }
-        let words = self.take_words(p);
         let from = self.reading.words.len();
-        self.reading.words.extend(words);
+        if p.stacked {
+            // Straight from the stack: one copy, no vector in between.
+            let start = p.start.min(self.words.len());
+            self.reading.words.extend(self.words.drain(start..));
+        } else {
+            let words = self.take_words(p);
+            self.reading.words.extend(words);
+        }
         (from, self.reading.words.len())
     }
 }
