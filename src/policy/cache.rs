@@ -128,6 +128,17 @@ impl ImageCache {
         if let Some((p, c)) = self.load(recipe) {
             return Ok((p, c, Outcome::Hit));
         }
+        self.build_and_store(recipe, load, compile)
+    }
+
+    /// The miss path of both lookups: `load()` compiled with `compile`,
+    /// stored under `recipe` when the cache can take it.
+    fn build_and_store(
+        &self,
+        recipe: &str,
+        load: impl FnOnce() -> Result<LoadedPolicy, Error>,
+        compile: impl FnOnce(&LoadedPolicy) -> Result<Policy, Error>,
+    ) -> Result<(LoadedPolicy, Policy, Outcome), Error> {
         let policy = load()?;
         let compiled = compile(&policy)?;
         let image = PolicyImage::new(recipe, policy, compiled);
@@ -151,14 +162,7 @@ impl ImageCache {
         if let Some(image) = self.load_to_decide(recipe) {
             return Ok((image.into_evaluator()?, Outcome::Hit));
         }
-        let policy = load()?;
-        let compiled = compile(&policy)?;
-        let image = PolicyImage::new(recipe, policy, compiled);
-        let outcome = match self.store(&image) {
-            Ok(_) => Outcome::Stored,
-            Err(_) => Outcome::NotStored,
-        };
-        let (p, c) = image.into_parts();
+        let (p, c, outcome) = self.build_and_store(recipe, load, compile)?;
         Ok((Evaluator::with_compiled(&p, c)?, outcome))
     }
 }
