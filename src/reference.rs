@@ -92,8 +92,36 @@ pub(crate) fn in_ranges(c: char, ranges: &[(char, char)], ci: bool) -> bool {
     if !ci {
         return false;
     }
+    if c.is_ascii() {
+        // An ASCII letter folds with its other case only, but for `k`
+        // (also the Kelvin sign) and `s` (also the long s): no table, as
+        // the evaluator asks this on its hot path.
+        let (l, u) = (c.to_ascii_lowercase(), c.to_ascii_uppercase());
+        return inside(l)
+            || inside(u)
+            || match l {
+                'k' => inside('\u{212A}'),
+                's' => inside('\u{17F}'),
+                _ => false,
+            };
+    }
     let folded = fold_char(c);
-    inside(folded) || fold_orbit(folded).iter().any(|&x| inside(x))
+    if inside(folded) {
+        return true;
+    }
+    // Small classes are searched member by member; only a wide one asks
+    // the table of every character's fold (built once, a few ms).
+    let width: u32 = ranges
+        .iter()
+        .map(|&(lo, hi)| (hi as u32).saturating_sub(lo as u32).saturating_add(1))
+        .fold(0, u32::saturating_add);
+    if width <= 4096 {
+        ranges
+            .iter()
+            .any(|&(lo, hi)| (lo..=hi).any(|x| fold_char(x) == folded))
+    } else {
+        fold_orbit(folded).iter().any(|&x| inside(x))
+    }
 }
 
 /// Every character other than `f` whose fold is `f`, for a folded `f`: the
@@ -490,6 +518,9 @@ mod tests {
             assert!(in_ranges(c, &[('a', 'z')], true), "{c}");
         }
         assert!(in_ranges('å', &[('\u{212B}', '\u{212B}')], true));
+        // A wide class: through the table of folds.
+        assert!(in_ranges('å', &[('\u{2000}', '\u{3000}')], true));
+        assert!(!in_ranges('é', &[('\u{2000}', '\u{3000}')], true));
         assert!(in_ranges('\u{3C2}', &[('\u{3A3}', '\u{3A3}')], true));
         assert!(!in_ranges('ı', &[('i', 'i')], true));
         assert!(!in_ranges('b', &[('a', 'a')], true));
