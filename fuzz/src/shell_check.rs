@@ -70,17 +70,32 @@ fn word(r: &Reading, script: usize, w: &toolgate::shell::Word, what: &str) -> Re
 }
 
 /// Runs one fuzz input: `data` (lossily UTF-8) as a command line. The
-/// reading never panics, stays within [`TIME_BOUND`], its spans lie in
-/// their scripts, and every word of a complete reading comes from the
-/// input: a literal, glob or dynamic word is its source text; a decoded
+/// reading never panics, stays within [`TIME_BOUND`] (the fastest of up to
+/// four readings), its spans lie in their scripts, and every word of a
+/// complete reading comes from the input: a literal, glob or dynamic word is its source text; a decoded
 /// word without `$'…'` or braces is its source with characters removed.
 pub fn check_shell(data: &[u8]) -> Result<(), String> {
     let text = String::from_utf8_lossy(data);
     let start = Instant::now();
     let r = read(&text);
-    let took = start.elapsed();
+    let mut took = start.elapsed();
+    // The bound is on wall-clock time, which a starved process (a fuzzer
+    // at a low priority beside builds) can pass with no fault of the
+    // reader: a slow reading is read again, and only the fastest of four
+    // counts.
+    for _ in 0..3 {
+        if took <= TIME_BOUND {
+            break;
+        }
+        let again = Instant::now();
+        let _ = read(&text);
+        took = took.min(again.elapsed());
+    }
     if took > TIME_BOUND {
-        return Err(format!("reading {} bytes took {took:?}", text.len()));
+        return Err(format!(
+            "reading {} bytes took {took:?} (the fastest of four readings)",
+            text.len()
+        ));
     }
     let input = r.scripts.first().map(|s| &*s.text);
     if text.len() <= toolgate::shell::MAX_INPUT && input != Some(&*text) {
