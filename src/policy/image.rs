@@ -1169,6 +1169,14 @@ impl RuleSource for ImageRules {
     }
 
     fn rule(&self, id: u32) -> Option<&Rule> {
+        // Once every rule is decoded, a rule not asked for before is
+        // taken from there rather than decoded a second time.
+        if let (Some(all), Some(None)) = (
+            self.all.get(),
+            self.cells.get(id as usize).map(OnceLock::get),
+        ) {
+            return all.get(id as usize);
+        }
         let head = *self.heads.get(id as usize)?;
         let cell = self.cells.get(id as usize)?;
         Some(cell.get_or_init(|| Box::new(self.decode(head))))
@@ -1176,8 +1184,17 @@ impl RuleSource for ImageRules {
 
     fn all(&self) -> &[Rule] {
         self.all.get_or_init(|| {
-            (0..self.heads.len() as u32)
-                .map(|id| self.rule(id).cloned().unwrap_or_else(undecodable))
+            (0..self.heads.len())
+                .map(|id| {
+                    match (
+                        self.cells.get(id).and_then(OnceLock::get),
+                        self.heads.get(id),
+                    ) {
+                        (Some(rule), _) => Rule::clone(rule),
+                        (None, Some(&head)) => self.decode(head),
+                        (None, None) => undecodable(),
+                    }
+                })
                 .collect()
         })
     }
