@@ -1689,6 +1689,41 @@ mod tests {
         }
     }
 
+    /// Each byte of the block of records (the policy and its rules)
+    /// changed in turn, checksummed again: the image whose rules are left
+    /// in it is refused at load whenever the image decoded whole is, and
+    /// when it loads, every rule decodes (none stands in as
+    /// [`undecodable`]) and decides as the whole image's.
+    #[test]
+    fn each_byte_of_the_records_changed_is_refused_at_load_or_decodes() {
+        let bytes = sample().to_bytes().unwrap();
+        let (_, records) = blocks(&bytes[40..]);
+        let mut refused = 0;
+        for at in records.clone() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut payload = bytes[40..].to_vec();
+                payload[at] ^= flip;
+                let framed = frame(KIND_COMPILED, payload);
+                let whole = PolicyImage::from_bytes(&framed, "x");
+                let lean = DecidingImage::from_bytes(framed, "x");
+                assert_eq!(whole.is_ok(), lean.is_ok(), "byte {at} ^ {flip:#x}");
+                let (Ok(whole), Ok(lean)) = (whole, lean) else {
+                    refused += 1;
+                    continue;
+                };
+                for id in 0..lean.compiled.rule_count() as u32 {
+                    let rule = lean.compiled.rule(id).unwrap();
+                    assert_ne!(rule, &undecodable(), "byte {at} ^ {flip:#x}");
+                    assert_eq!(Some(rule), whole.compiled.rule(id));
+                }
+            }
+        }
+        assert!(
+            refused > records.len(),
+            "too few damaged images refused: {refused}"
+        );
+    }
+
     /// Where the blocks of strings and of records are in a payload.
     fn blocks(payload: &[u8]) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
         let mut r = Reader::new(payload);
