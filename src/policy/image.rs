@@ -23,6 +23,12 @@
 //! gone, a file looked for now exists, a directory listed holds other
 //! files. Each refusal is an [`ErrorKind::Image`] error naming the image.
 //!
+//! A [`DecidingImage`] (what a hook loads) checks the same, but leaves its
+//! rules in the image: every rule record is walked and checked at load,
+//! as decoding would check it, and a rule is decoded when a decision
+//! first asks for it. A damaged rule is refused at load, never found when
+//! a call is decided.
+//!
 //! # Format
 //!
 //! The frame of `crate::compile` images (magic, kind `compiled`, version,
