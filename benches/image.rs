@@ -2,9 +2,12 @@
 //! the largest real policy of the corpus (591 rules) and a typical Bash
 //! call (`go vet ./internal/config/`, allowed by `allow[12]`):
 //!
-//! - `image`: decode a precompiled image, check its files, build the
-//!   evaluator, decide (a hook given `--policy FILE.tgimage`, or a cache
-//!   hit);
+//! - `image`: decode a precompiled image whole (its policy with rules and
+//!   warnings), check its files, build the evaluator, decide (`toolgate
+//!   eval --policy FILE.tgimage`);
+//! - `image to decide`: the same as a hook does it (given `--policy
+//!   FILE.tgimage`, or a cache hit): the image decoded to decide with
+//!   ([`DecidingImage`]), its rules decoded when a decision asks for them;
 //! - `settings one-shot`: parse the settings file, build the lazy
 //!   one-shot matchers, decide (a hook with `--no-cache`);
 //! - `settings one-shot + image`: the same, then serialize the image (a
@@ -21,7 +24,7 @@ use std::path::PathBuf;
 use toolgate::ToolCall;
 use toolgate::compile::{Config, Policy};
 use toolgate::eval::{EvalContext, Evaluator, Verdict};
-use toolgate::policy::{LoadedPolicy, PolicyImage};
+use toolgate::policy::{DecidingImage, LoadedPolicy, PolicyImage};
 
 fn corpus_lines(name: &str) -> Option<Vec<String>> {
     let dir = std::env::var_os("TOOLGATE_CORPORA")
@@ -89,6 +92,14 @@ fn image(c: &mut Criterion) {
             img.check_fresh("bench").expect("fresh");
             let (p, c) = img.into_parts();
             let e = Evaluator::with_compiled(&p, c).expect("evaluator");
+            assert_eq!(decide(&e), Verdict::Allow);
+        })
+    });
+    g.bench_function("image to decide", |b| {
+        b.iter(|| {
+            let img = DecidingImage::from_bytes(bytes.clone(), "bench").expect("image loads");
+            img.check_fresh("bench").expect("fresh");
+            let e = img.into_evaluator().expect("evaluator");
             assert_eq!(decide(&e), Verdict::Allow);
         })
     });

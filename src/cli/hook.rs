@@ -449,7 +449,10 @@ fn evaluate_with(
     let ctx = evaluator.with_policy_dirs(ctx)?;
     let answer = decide(&evaluator, &ctx)?;
     // The process exits once the answer is out: freeing the policy's
-    // thousands of allocations first would only delay it.
+    // thousands of allocations first would only delay it. (Kept, an
+    // image's buffer, which its rules are decoded from, is never unmapped
+    // either: with the watchdog thread alive that would also flush the
+    // other core's address translations.)
     std::mem::forget(evaluator);
     Ok(answer)
 }

@@ -42,8 +42,109 @@ use super::route::{ByteMap, Routes};
 use super::table::{Entry, PathTables, Table as PathTable, TableKind, Tail};
 use super::{AnchorKey, Config, Deferred, PathMatcher, Policy};
 use crate::error::{Error, ErrorKind};
-use crate::rule::Rule;
+use crate::rule::{Effect, Pattern, Rule};
 use std::sync::Arc;
+
+/// The kind of a rule's pattern, known without the pattern itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PatternKind {
+    /// [`Pattern::Any`].
+    Any,
+    /// [`Pattern::Command`].
+    Command,
+    /// [`Pattern::Path`].
+    Path,
+    /// [`Pattern::Domain`].
+    Domain,
+    /// [`Pattern::Field`].
+    Field,
+    /// [`Pattern::Tokens`].
+    Tokens,
+    /// [`Pattern::Opaque`].
+    Opaque,
+}
+
+impl PatternKind {
+    /// The kind of `p`.
+    pub(crate) fn of(p: &Pattern) -> PatternKind {
+        match p {
+            Pattern::Any => PatternKind::Any,
+            Pattern::Command(_) => PatternKind::Command,
+            Pattern::Path(_) => PatternKind::Path,
+            Pattern::Domain(_) => PatternKind::Domain,
+            Pattern::Field { .. } => PatternKind::Field,
+            Pattern::Tokens(_) => PatternKind::Tokens,
+            Pattern::Opaque(_) => PatternKind::Opaque,
+        }
+    }
+}
+
+/// Rules kept in an image and decoded when first asked for (see
+/// `crate::policy::image`): the effect and pattern kind of every rule are
+/// known without decoding it.
+pub(crate) trait RuleSource: std::fmt::Debug + Send + Sync {
+    /// How many rules there are.
+    fn len(&self) -> usize;
+    /// The effect and pattern kind of the rule with this id.
+    fn head(&self, id: u32) -> Option<(Effect, PatternKind)>;
+    /// The rule with this id, decoded on first use.
+    fn rule(&self, id: u32) -> Option<&Rule>;
+    /// Every rule, in id order (decoded on first use, all at once).
+    fn all(&self) -> &[Rule];
+}
+
+/// The rules of a compiled policy, by id (deny, ask, allow; each in policy
+/// order): held, or read from an image rule by rule when first asked for.
+#[derive(Clone, Debug)]
+pub(crate) enum RuleTable {
+    /// Rules held.
+    Owned(Vec<Rule>),
+    /// Rules of an image, decoded on first use.
+    Image(Arc<dyn RuleSource>),
+}
+
+impl Default for RuleTable {
+    fn default() -> RuleTable {
+        RuleTable::Owned(Vec::new())
+    }
+}
+
+impl RuleTable {
+    /// How many rules there are.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            RuleTable::Owned(v) => v.len(),
+            RuleTable::Image(s) => s.len(),
+        }
+    }
+
+    /// The rule with this id.
+    pub(crate) fn get(&self, id: u32) -> Option<&Rule> {
+        match self {
+            RuleTable::Owned(v) => v.get(id as usize),
+            RuleTable::Image(s) => s.rule(id),
+        }
+    }
+
+    /// The effect and pattern kind of the rule with this id, without
+    /// decoding it.
+    pub(crate) fn head(&self, id: u32) -> Option<(Effect, PatternKind)> {
+        match self {
+            RuleTable::Owned(v) => v
+                .get(id as usize)
+                .map(|r| (r.effect, PatternKind::of(&r.pattern))),
+            RuleTable::Image(s) => s.head(id),
+        }
+    }
+
+    /// Every rule, in id order.
+    pub(crate) fn all(&self) -> &[Rule] {
+        match self {
+            RuleTable::Owned(v) => v,
+            RuleTable::Image(s) => s.all(),
+        }
+    }
+}
 
 const MAGIC: &[u8; 8] = b"toolgate";
 const KIND_MATCHER: &[u8; 8] = b"matcher\0";
@@ -573,7 +674,7 @@ fn write_lazy(w: &mut Writer, l: &LazyRules) {
 /// is checksummed, and a literal can only narrow when its rule is tried,
 /// never what the rule matches); whether they fail closed comes from the
 /// rules' effects.
-fn read_lazy(r: &mut Reader<'_>, rules: &[Rule]) -> Result<LazyRules, Bad> {
+fn read_lazy(r: &mut Reader<'_>, rules: &RuleTable) -> Result<LazyRules, Bad> {
     let term = match (r.u8()?, r.u8()?) {
         (0, _) => None,
         (1, t) => Some(t),
@@ -590,10 +691,10 @@ fn read_lazy(r: &mut Reader<'_>, rules: &[Rule]) -> Result<LazyRules, Bad> {
         let walk = Walk::from_byte(r.u8()?).ok_or(Bad::Clause("image holds an unknown walk"))?;
         let src = r.str()?;
         let lit = r.bytes()?;
-        let rule = rules
-            .get(id as usize)
+        let (effect, _) = rules
+            .head(id)
             .ok_or(Bad::Clause("image names a rule id out of range"))?;
-        let fail_closed = rule.effect != crate::rule::Effect::Allow;
+        let fail_closed = effect != Effect::Allow;
         let l = LazyRule::with_literal(id, walk, src, lit, fail_closed)
             .ok_or(Bad::Clause("image holds a deferred rule that is too long"))?;
         out.rules.push(l);
@@ -652,7 +753,7 @@ impl Policy {
     pub(crate) fn matchers_to_bytes_with(&self, with_fingerprint: bool) -> Vec<u8> {
         let mut w = Writer::default();
         let fp = if with_fingerprint {
-            fingerprint(&self.rules)
+            fingerprint(self.rules.all())
         } else {
             0
         };
@@ -700,7 +801,7 @@ impl Policy {
         check_rules: bool,
     ) -> Result<Policy, Error> {
         let (rules, order) = Policy::number(rules)?;
-        Policy::from_image_numbered(rules, order, bytes, check_rules)
+        Policy::from_image_numbered(RuleTable::Owned(rules), order, bytes, check_rules)
     }
 
     /// [`Policy::from_image_checked`] of rules numbered already: `rules`
@@ -709,7 +810,7 @@ impl Policy {
     /// gives them (an image stores its rules so, and saves the copying and
     /// sorting). Refused unless they are exactly that.
     pub(crate) fn from_image_numbered(
-        rules: Vec<Rule>,
+        rules: RuleTable,
         order: Vec<usize>,
         bytes: &[u8],
         check_rules: bool,
@@ -719,8 +820,11 @@ impl Policy {
         }
         let mut seen = vec![false; rules.len()];
         let mut last = None;
-        for (rule, &i) in rules.iter().zip(&order) {
-            let key = (rule.effect, i);
+        for (id, &i) in order.iter().enumerate() {
+            let Some((effect, _)) = rules.head(id as u32) else {
+                return Err(image_error("image holds its rules out of order"));
+            };
+            let key = (effect, i);
             let fresh = seen.get_mut(i).is_some_and(|s| !std::mem::replace(s, true));
             if !fresh || last.is_some_and(|l| l >= key) {
                 return Err(image_error("image holds its rules out of order"));
@@ -737,7 +841,7 @@ impl Policy {
         };
         let mut w = [0u8; 8];
         w.copy_from_slice(r.take(8)?);
-        let stale = check_rules && u64::from_le_bytes(w) != fingerprint(&rules);
+        let stale = check_rules && u64::from_le_bytes(w) != fingerprint(rules.all());
         if stale || r.len()? != rules.len() {
             return Err(image_error("image was built from other rules: rebuild it"));
         }

@@ -497,7 +497,7 @@ impl Builder {
 /// per tool kind.
 #[derive(Clone, Debug)]
 pub struct Policy {
-    rules: Vec<Rule>,
+    rules: image::RuleTable,
     order: Vec<usize>,
     command: KindMatcher,
     read: PathMatcher,
@@ -728,20 +728,34 @@ impl Policy {
             tool,
             fields,
             tokens: routed.tokens,
-            rules,
+            rules: image::RuleTable::Owned(rules),
             order,
             deferred,
         })
     }
 
     /// The rules, in id order (deny, ask, allow; each in policy order).
+    /// A policy loaded from an image decodes them all on the first call
+    /// (see [`Policy::rule`]).
     pub fn rules(&self) -> &[Rule] {
-        &self.rules
+        self.rules.all()
     }
 
-    /// The rule with this id.
+    /// The rule with this id. A policy loaded from an image decodes a rule
+    /// when it is first asked for.
     pub fn rule(&self, id: u32) -> Option<&Rule> {
-        self.rules.get(id as usize)
+        self.rules.get(id)
+    }
+
+    /// How many rules the policy has.
+    pub fn rule_count(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// The effect and pattern kind of the rule with this id, without
+    /// decoding a rule of an image.
+    pub(crate) fn rule_head(&self, id: u32) -> Option<(crate::rule::Effect, image::PatternKind)> {
+        self.rules.head(id)
     }
 
     /// The position in the input list of the rule with this id.
@@ -779,7 +793,7 @@ impl Policy {
         if let Some(tool) = tool {
             let rules = &self.rules;
             out.ids
-                .retain(|&id| rules.get(id as usize).is_some_and(|r| r.governs(tool)));
+                .retain(|&id| rules.get(id).is_some_and(|r| r.governs(tool)));
         }
     }
 

@@ -81,6 +81,7 @@ pub use decision::{
     ActionKind, ActionReport, DecidingRule, Decision, How, Outcome, RuleMatch, Verdict,
 };
 
+use crate::compile::image::PatternKind;
 use crate::compile::{AnchorDirs, Config, Kind, Matches, Policy};
 use crate::error::Error;
 use crate::policy::{AdditionalDirectory, LoadedPolicy, PermissionMode, SourceRoot};
@@ -276,8 +277,18 @@ impl Evaluator {
             };
             e.roots.push((name.clone(), dir));
         }
-        for (id, r) in e.policy.rules().iter().enumerate() {
-            let id = id as u32;
+        // Only field rules and deny and ask rules are read: a policy
+        // loaded from an image decodes a rule when it is first asked for.
+        let mut commands = false;
+        for id in 0..e.policy.rule_count() as u32 {
+            let Some((effect, kind)) = e.policy.rule_head(id) else {
+                continue;
+            };
+            commands |= kind == PatternKind::Command;
+            if effect == Effect::Allow && kind != PatternKind::Field {
+                continue;
+            }
+            let Some(r) = e.policy.rule(id) else { continue };
             if let Pattern::Field { field, .. } = &r.pattern {
                 if !e.fields.contains(field) {
                     e.fields.push(field.clone());
@@ -308,11 +319,7 @@ impl Evaluator {
             }
         }
         e.needs = action::Needs {
-            candidates: e
-                .policy
-                .rules()
-                .iter()
-                .any(|r| matches!(r.pattern, Pattern::Command(_))),
+            candidates: commands,
             deny_candidates: !e.could_commands.is_empty(),
             words: !e.policy.token_rules().is_empty(),
         };

@@ -89,9 +89,7 @@ impl ImageCache {
     /// ([`ImageCache::load`]).
     pub(crate) fn load_to_decide(&self, recipe: &str) -> Option<DecidingImage> {
         let (bytes, name) = self.read_entry(recipe)?;
-        let image = DecidingImage::from_bytes(&bytes, &name);
-        crate::policy::image::keep(bytes);
-        let image = image.ok()?;
+        let image = DecidingImage::from_bytes(bytes, &name).ok()?;
         if image.recipe() != recipe || image.check_fresh(&name).is_err() {
             return None;
         }

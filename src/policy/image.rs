@@ -23,6 +23,12 @@
 //! gone, a file looked for now exists, a directory listed holds other
 //! files. Each refusal is an [`ErrorKind::Image`] error naming the image.
 //!
+//! A [`DecidingImage`] (what a hook loads) checks the same, but leaves its
+//! rules in the image: every rule record is walked and checked at load,
+//! as decoding would check it, and a rule is decoded when a decision
+//! first asks for it. A damaged rule is refused at load, never found when
+//! a call is decided.
+//!
 //! # Format
 //!
 //! The frame of `crate::compile` images (magic, kind `compiled`, version,
@@ -39,7 +45,8 @@ use super::{AdditionalDirectory, LoadedPolicy, PermissionMode, Source, SourceKin
 use super::{Warning, settings};
 use crate::compile::Policy;
 use crate::compile::image::{
-    Bad, KIND_COMPILED, Reader, Writer, checksum, frame, image_error, unframe,
+    Bad, KIND_COMPILED, PatternKind, Reader, RuleSource, RuleTable, Writer, checksum, frame,
+    image_error, unframe,
 };
 use crate::error::{Error, ErrorKind};
 use crate::eval::Evaluator;
@@ -260,11 +267,13 @@ impl PolicyImage {
 }
 
 /// An image decoded to decide calls with, and nothing else (a hook): its
-/// rules are decoded once, into the compiled matchers, and neither kept a
-/// second time in policy order nor compared with themselves; the load's
-/// warnings are skipped. Validated as [`PolicyImage::from_bytes`] does.
+/// rules are checked and left in the image, each decoded when a decision
+/// first asks for it (the image is kept as long as the matchers are);
+/// they are neither kept a second time in policy order nor compared with
+/// themselves; the load's warnings are skipped. Validated as
+/// [`PolicyImage::from_bytes`] does.
 #[derive(Debug)]
-pub(crate) struct DecidingImage {
+pub struct DecidingImage {
     recipe: String,
     /// The policy without its rules and warnings: its sources, settings
     /// and probes.
@@ -273,12 +282,14 @@ pub(crate) struct DecidingImage {
 }
 
 impl DecidingImage {
-    /// Loads an image ([`PolicyImage::from_bytes`]).
-    pub(crate) fn from_bytes(bytes: &[u8], name: &str) -> Result<DecidingImage, Error> {
-        let (recipe, facts, compiled) = decode_parts(bytes, false).map_err(|e| {
-            image_error(format!("{}: rebuild it with toolgate compile", e.message()))
-                .with_source(name)
-        })?;
+    /// Loads an image ([`PolicyImage::from_bytes`]), keeping its bytes.
+    pub fn from_bytes(bytes: Vec<u8>, name: &str) -> Result<DecidingImage, Error> {
+        let bytes = Arc::new(bytes);
+        let (recipe, facts, compiled) = decode_image(&bytes, Keep::Lazy(Arc::clone(&bytes)))
+            .map_err(|e| {
+                image_error(format!("{}: rebuild it with toolgate compile", e.message()))
+                    .with_source(name)
+            })?;
         Ok(DecidingImage {
             recipe,
             facts,
@@ -287,39 +298,25 @@ impl DecidingImage {
     }
 
     /// Reads the image from `path` ([`PolicyImage::read`]).
-    pub(crate) fn read(path: &Path) -> Result<DecidingImage, Error> {
+    pub fn read(path: &Path) -> Result<DecidingImage, Error> {
         let name = path.display().to_string();
-        let bytes = read_file(path, &name)?;
-        let image = DecidingImage::from_bytes(&bytes, &name);
-        keep(bytes);
-        image
+        DecidingImage::from_bytes(read_file(path, &name)?, &name)
     }
 
     /// The recipe the image was made from.
-    pub(crate) fn recipe(&self) -> &str {
+    pub fn recipe(&self) -> &str {
         &self.recipe
     }
 
     /// [`PolicyImage::check_fresh`].
-    pub(crate) fn check_fresh(&self, name: &str) -> Result<(), Error> {
+    pub fn check_fresh(&self, name: &str) -> Result<(), Error> {
         check_fresh(self.facts.probes(), name)
     }
 
     /// The evaluator of the image's policy.
-    pub(crate) fn into_evaluator(self) -> Result<Evaluator, Error> {
+    pub fn into_evaluator(self) -> Result<Evaluator, Error> {
         Evaluator::with_compiled_facts(&self.facts, self.compiled)
     }
-}
-
-/// Keeps the buffer an image was read into until the process ends. An
-/// image decoded to decide with serves a process that decides and exits
-/// (a hook) or keeps its evaluator to the end (`eval`): the buffer is
-/// large enough for the allocator to have mapped it apart, and unmapping
-/// it would cost a system call and, with the hook's watchdog thread
-/// alive, a flush of the other core's address translations, for memory
-/// the exit returns anyway.
-pub(crate) fn keep(bytes: Vec<u8>) {
-    std::mem::forget(bytes);
 }
 
 /// The bytes of the image at `path` (`name` names it in errors).
@@ -354,6 +351,23 @@ fn check_fresh(probes: &[Probe], name: &str) -> Result<(), Error> {
 /// compiled matchers. With `whole`, the policy keeps its rules (a copy of
 /// those the matchers hold) and its warnings; without, it has neither.
 fn decode_parts(bytes: &[u8], whole: bool) -> Result<(String, LoadedPolicy, Policy), Error> {
+    decode_image(bytes, if whole { Keep::Whole } else { Keep::Facts })
+}
+
+/// What a decoding keeps of the policy and how it holds its rules.
+enum Keep {
+    /// The policy with its rules (a copy of those the matchers hold) and
+    /// warnings; the matchers' rules decoded.
+    Whole,
+    /// The policy without rules and warnings; the matchers' rules decoded.
+    Facts,
+    /// The policy without rules and warnings; the matchers' rules left in
+    /// the image (which is `bytes`), checked, and decoded one by one when
+    /// first asked for ([`ImageRules`]).
+    Lazy(Arc<Vec<u8>>),
+}
+
+fn decode_image(bytes: &[u8], keep: Keep) -> Result<(String, LoadedPolicy, Policy), Error> {
     let payload = unframe(KIND_COMPILED, bytes)?;
     let mut r = Reader::new(payload);
     let build = r.str()?;
@@ -364,12 +378,31 @@ fn decode_parts(bytes: &[u8], whole: bool) -> Result<(String, LoadedPolicy, Poli
         )));
     }
     let recipe = r.str()?.to_string();
-    let strings = std::str::from_utf8(r.bytes()?).map_err(|_| bad("string"))?;
+    let strings = r.bytes()?;
+    let records = r.bytes()?;
     let mut d = Dec {
-        r: Reader::new(r.bytes()?),
-        strings,
+        r: Reader::new(records),
+        strings: Strings::Checked(std::str::from_utf8(strings).map_err(|_| bad("string"))?),
     };
-    let (policy, (rules, order)) = read_policy(&mut d, whole)?;
+    let (policy, rules, order) = read_policy(&mut d, &keep)?;
+    let rules = match (rules, keep) {
+        (Rules::Decoded(rules), _) => RuleTable::Owned(rules),
+        (Rules::Heads(heads, names), Keep::Lazy(buf)) => {
+            // Where the two blocks are in the image (both lie in it).
+            let at = |part: &[u8]| part.as_ptr() as usize - bytes.as_ptr() as usize;
+            let cells = (0..heads.len()).map(|_| OnceLock::new()).collect();
+            RuleTable::Image(Arc::new(ImageRules {
+                strings: at(strings)..at(strings) + strings.len(),
+                records: at(records)..at(records) + records.len(),
+                buf,
+                names,
+                heads,
+                cells,
+                all: OnceLock::new(),
+            }))
+        }
+        (Rules::Heads(..), _) => return Err(image_error("image rules were not decoded")),
+    };
     if d.r.pos != d.r.buf.len() {
         return Err(image_error("image has trailing bytes"));
     }
@@ -386,8 +419,8 @@ fn decode_parts(bytes: &[u8], whole: bool) -> Result<(String, LoadedPolicy, Poli
 
 // ---------------------------------------------------------------------------
 // Encoding. Every enumeration is a byte; decoding refuses unknown values.
-// The policy's strings are kept apart, in one block checked as UTF-8 once:
-// each string is its offset and length in the block.
+// The policy's strings are kept apart, in one block: each string is its
+// offset and length in the block, checked as UTF-8 when it is read.
 
 /// Writer of the policy: its structure, and its strings apart.
 #[derive(Default)]
@@ -444,7 +477,20 @@ impl Enc {
 /// Reader of the policy written by [`Enc`].
 struct Dec<'a> {
     r: Reader<'a>,
-    strings: &'a str,
+    /// The block of strings: checked as UTF-8 as a whole when an image is
+    /// loaded (one pass, far cheaper than thousands of short ones), or,
+    /// for a rule decoded on first use, string by string.
+    strings: Strings<'a>,
+}
+
+/// The block of strings of a policy.
+#[derive(Clone, Copy)]
+enum Strings<'a> {
+    /// Checked as a whole: a string's ends must fall on character
+    /// boundaries.
+    Checked(&'a str),
+    /// Not checked: each string is checked as it is read.
+    Raw(&'a [u8]),
 }
 
 impl<'a> Dec<'a> {
@@ -460,14 +506,21 @@ impl<'a> Dec<'a> {
     fn len(&mut self) -> Result<usize, Bad> {
         self.r.len()
     }
-    /// A string: its offset and length must fall on character boundaries
-    /// of the block.
+    /// A string: its offset and length in the block, its bytes UTF-8.
     fn str(&mut self) -> Result<&'a str, Bad> {
         let at = self.r.u32()? as usize;
         let n = self.r.u32()? as usize;
-        at.checked_add(n)
-            .and_then(|end| self.strings.get(at..end))
-            .ok_or_else(|| bad("string"))
+        let end = at.checked_add(n).ok_or_else(|| bad("string"))?;
+        match self.strings {
+            Strings::Checked(s) => s.get(at..end),
+            Strings::Raw(b) => b.get(at..end).and_then(|b| std::str::from_utf8(b).ok()),
+        }
+        .ok_or_else(|| bad("string"))
+    }
+
+    /// Skips a string, checking it as [`Dec::str`] does.
+    fn skip_str(&mut self) -> Result<(), Bad> {
+        self.str().map(drop)
     }
 }
 
@@ -601,14 +654,31 @@ fn write_policy(w: &mut Enc, p: &LoadedPolicy) -> Result<(), Error> {
 }
 
 /// The rules of an image in precedence order (deny, ask, allow, each in
-/// policy order: the numbering of the compiled policy) and, for each, its
-/// place in policy order.
-type Numbered = (Vec<Rule>, Vec<usize>);
+/// policy order: the numbering of the compiled policy).
+enum Rules {
+    /// Decoded.
+    Decoded(Vec<Rule>),
+    /// Checked and left in the image: where each is, its effect and its
+    /// pattern's kind; and the sources' names.
+    Heads(Vec<Head>, Vec<Arc<str>>),
+}
 
-/// Reads the policy and its rules in precedence order; with `whole`, the
-/// policy holds its rules (in policy order) and its warnings, else
-/// neither.
-fn read_policy(r: &mut Dec<'_>, whole: bool) -> Result<(LoadedPolicy, Numbered), Bad> {
+/// A rule left in the image: where its record starts in the block of
+/// records, its effect and the kind of its pattern.
+#[derive(Clone, Copy, Debug)]
+struct Head {
+    at: u32,
+    effect: Effect,
+    kind: PatternKind,
+}
+
+/// Reads the policy and its rules in precedence order, with the place of
+/// each in policy order. With [`Keep::Whole`], the policy holds its rules
+/// (in policy order) and its warnings, else neither; with [`Keep::Lazy`]
+/// the rules are checked, not decoded.
+fn read_policy(r: &mut Dec<'_>, keep: &Keep) -> Result<(LoadedPolicy, Rules, Vec<usize>), Bad> {
+    let whole = matches!(keep, Keep::Whole);
+    let lazy = matches!(keep, Keep::Lazy(_));
     let mut p = LoadedPolicy::new();
     let n = r.len()?;
     for _ in 0..n {
@@ -654,11 +724,18 @@ fn read_policy(r: &mut Dec<'_>, whole: bool) -> Result<(LoadedPolicy, Numbered),
     }
     let names: Vec<Arc<str>> = p.sources.iter().map(|s| s.name.clone()).collect();
     let n = r.len()?;
-    let mut rules = Vec::with_capacity(n);
+    let mut rules = Vec::with_capacity(if lazy { 0 } else { n });
+    let mut heads = Vec::with_capacity(if lazy { n } else { 0 });
     let mut order = Vec::with_capacity(n);
     let mut rule_sources = Vec::with_capacity(if whole { n } else { 0 });
     for _ in 0..n {
-        rules.push(read_rule(r, &names)?);
+        if lazy {
+            let at = u32::try_from(r.r.pos).map_err(|_| bad("rule"))?;
+            let (effect, kind) = skip_rule(r, names.len())?;
+            heads.push(Head { at, effect, kind });
+        } else {
+            rules.push(read_rule(r, &names)?);
+        }
         order.push(r_index(r, n)?);
         let src = r_index(r, p.sources.len())?;
         if whole {
@@ -715,7 +792,12 @@ fn read_policy(r: &mut Dec<'_>, whole: bool) -> Result<(LoadedPolicy, Numbered),
     for c in &mut p.command_line_counts {
         *c = r.u32()? as usize;
     }
-    Ok((p, (rules, order)))
+    let rules = if lazy {
+        Rules::Heads(heads, names)
+    } else {
+        Rules::Decoded(rules)
+    };
+    Ok((p, rules, order))
 }
 
 fn source_kind_code(k: SourceKind) -> u8 {
@@ -1032,6 +1114,248 @@ fn write_rule(w: &mut Enc, rule: &Rule, names: &[Arc<str>]) {
     w.text = None;
 }
 
+/// The rules of an image left in it, checked, and decoded one by one when
+/// first asked for: a call is decided by a few rules, and decoding all of
+/// them (some 180 bytes and three strings each) was most of the cost of
+/// loading an image.
+struct ImageRules {
+    /// The image.
+    buf: Arc<Vec<u8>>,
+    /// Where the block of strings is in `buf`.
+    strings: std::ops::Range<usize>,
+    /// Where the block of records (the policy's structure) is in `buf`.
+    records: std::ops::Range<usize>,
+    /// The sources' names, which rules name by index.
+    names: Vec<Arc<str>>,
+    /// Each rule, by id.
+    heads: Vec<Head>,
+    /// Each rule decoded, by id.
+    cells: Box<[OnceLock<Box<Rule>>]>,
+    /// Every rule decoded, for [`RuleSource::all`].
+    all: OnceLock<Vec<Rule>>,
+}
+
+impl std::fmt::Debug for ImageRules {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ImageRules")
+            .field("rules", &self.heads.len())
+            .field("image_bytes", &self.buf.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ImageRules {
+    /// Decodes the rule with this id. Every rule was checked by
+    /// [`skip_rule`] when the image was loaded, which accepts exactly what
+    /// [`read_rule`] decodes (a test holds them to each other); should one
+    /// not decode anyway, it stands in as [`undecodable`], a deny rule.
+    fn decode(&self, head: Head) -> Rule {
+        let (Some(records), Some(strings)) = (
+            self.buf.get(self.records.clone()),
+            self.buf.get(self.strings.clone()),
+        ) else {
+            return undecodable();
+        };
+        let mut d = Dec {
+            r: Reader::new(records),
+            strings: Strings::Raw(strings),
+        };
+        d.r.pos = head.at as usize;
+        read_rule(&mut d, &self.names).unwrap_or_else(|_| undecodable())
+    }
+}
+
+impl RuleSource for ImageRules {
+    fn len(&self) -> usize {
+        self.heads.len()
+    }
+
+    fn head(&self, id: u32) -> Option<(Effect, PatternKind)> {
+        self.heads.get(id as usize).map(|h| (h.effect, h.kind))
+    }
+
+    fn rule(&self, id: u32) -> Option<&Rule> {
+        // Once every rule is decoded, a rule not asked for before is
+        // taken from there rather than decoded a second time.
+        if let (Some(all), Some(None)) = (
+            self.all.get(),
+            self.cells.get(id as usize).map(OnceLock::get),
+        ) {
+            return all.get(id as usize);
+        }
+        let head = *self.heads.get(id as usize)?;
+        let cell = self.cells.get(id as usize)?;
+        Some(cell.get_or_init(|| Box::new(self.decode(head))))
+    }
+
+    fn all(&self) -> &[Rule] {
+        self.all.get_or_init(|| {
+            (0..self.heads.len())
+                .map(|id| {
+                    match (
+                        self.cells.get(id).and_then(OnceLock::get),
+                        self.heads.get(id),
+                    ) {
+                        (Some(rule), _) => Rule::clone(rule),
+                        (None, Some(&head)) => self.decode(head),
+                        (None, None) => undecodable(),
+                    }
+                })
+                .collect()
+        })
+    }
+}
+
+/// What stands in for a rule of an image that does not decode after all:
+/// a deny rule of every call, so that it can never widen what is allowed.
+fn undecodable() -> Rule {
+    Rule {
+        text: "<a rule the image does not hold intact>".to_string(),
+        effect: Effect::Deny,
+        dialect: Dialect::Strict,
+        tool: ToolMatch::Glob(vec![GlobPiece::Star]),
+        pattern: Pattern::Any,
+        provenance: Provenance::standalone(List::Deny),
+        reason: None,
+    }
+}
+
+/// Checks a rule record as [`read_rule`] reads it, without decoding it
+/// (no allocation): its effect and the kind of its pattern. `sources` is
+/// the number of sources a rule may name.
+fn skip_rule(r: &mut Dec<'_>, sources: usize) -> Result<(Effect, PatternKind), Bad> {
+    r.skip_str()?;
+    let effect = match r.u8()? {
+        0 => Effect::Deny,
+        1 => Effect::Ask,
+        2 => Effect::Allow,
+        _ => return Err(bad("effect")),
+    };
+    if r.u8()? > 2 {
+        return Err(bad("dialect"));
+    }
+    match r.u8()? {
+        0 | 1 => r.skip_str()?,
+        2 => skip_pieces(r)?,
+        _ => return Err(bad("tool")),
+    }
+    let kind = match r.u8()? {
+        0 => PatternKind::Any,
+        1 => {
+            skip_form(r)?;
+            r_bool(r)?;
+            PatternKind::Command
+        }
+        2 => {
+            if r.u8()? > 3 {
+                return Err(bad("anchor"));
+            }
+            let n = r.len()?;
+            for _ in 0..n {
+                match r.u8()? {
+                    0 => {}
+                    1 => {
+                        let k = r.len()?;
+                        for _ in 0..k {
+                            match r.u8()? {
+                                0 => r.skip_str()?,
+                                1 | 2 => {}
+                                3 => {
+                                    r_bool(r)?;
+                                    let m = r.len()?;
+                                    for _ in 0..m {
+                                        read_char(r)?;
+                                        read_char(r)?;
+                                    }
+                                }
+                                _ => return Err(bad("path piece")),
+                            }
+                        }
+                    }
+                    _ => return Err(bad("path segment")),
+                }
+            }
+            r_bool(r)?;
+            r_bool(r)?;
+            PatternKind::Path
+        }
+        3 => {
+            match r.u8()? {
+                0 => {}
+                1 => {
+                    r_bool(r)?;
+                    let n = r.len()?;
+                    for _ in 0..n {
+                        match r.u8()? {
+                            0 => r.skip_str()?,
+                            1 => {}
+                            _ => return Err(bad("domain label")),
+                        }
+                    }
+                }
+                _ => return Err(bad("domain pattern")),
+            }
+            PatternKind::Domain
+        }
+        4 => {
+            r.skip_str()?;
+            skip_form(r)?;
+            PatternKind::Field
+        }
+        5 => {
+            let n = r.len()?;
+            for _ in 0..n {
+                r.skip_str()?;
+            }
+            PatternKind::Tokens
+        }
+        6 => {
+            r.skip_str()?;
+            PatternKind::Opaque
+        }
+        _ => return Err(bad("pattern")),
+    };
+    match r.u8()? {
+        0 => {
+            if r.u32()? as usize >= sources {
+                return Err(bad("source index"));
+            }
+        }
+        1 => r.skip_str()?,
+        _ => return Err(bad("rule source")),
+    }
+    if r.u8()? > 3 {
+        return Err(bad("list"));
+    }
+    r.u32()?;
+    match r.u8()? {
+        0 => {}
+        1 => r.skip_str()?,
+        _ => return Err(bad("option")),
+    }
+    Ok((effect, kind))
+}
+
+fn skip_pieces(r: &mut Dec<'_>) -> Result<(), Bad> {
+    let n = r.len()?;
+    for _ in 0..n {
+        match r.u8()? {
+            0 => r.skip_str()?,
+            1 | 2 => {}
+            _ => return Err(bad("glob piece")),
+        }
+    }
+    Ok(())
+}
+
+fn skip_form(r: &mut Dec<'_>) -> Result<(), Bad> {
+    match r.u8()? {
+        0 | 1 => r.skip_str(),
+        2 | 3 => skip_pieces(r),
+        _ => Err(bad("command form")),
+    }
+}
+
 fn read_char(r: &mut Dec<'_>) -> Result<char, Bad> {
     char::from_u32(r.u32()?).ok_or_else(|| bad("character"))
 }
@@ -1216,7 +1540,7 @@ mod tests {
         let whole = PolicyImage::from_bytes(&bytes, "x").unwrap();
         let (p, c) = whole.into_parts();
         let whole = Evaluator::with_compiled(&p, c).unwrap();
-        let lean = DecidingImage::from_bytes(&bytes, "x").unwrap();
+        let lean = DecidingImage::from_bytes(bytes.clone(), "x").unwrap();
         assert_eq!(lean.recipe(), "recipe");
         assert!(lean.facts.rules().is_empty() && lean.facts.warnings().is_empty());
         let lean = lean.into_evaluator().unwrap();
@@ -1266,7 +1590,7 @@ mod tests {
         order.sort_by_key(|&i| (p.rules()[i].effect, i));
         let rules: Vec<Rule> = order.iter().map(|&i| p.rules()[i].clone()).collect();
         let load = |rules: Vec<Rule>, order: Vec<usize>| {
-            Policy::from_image_numbered(rules, order, &bytes, false)
+            Policy::from_image_numbered(RuleTable::Owned(rules), order, &bytes, false)
         };
         let right = load(rules.clone(), order.clone()).unwrap();
         assert_eq!(right.rules(), &rules[..]);
@@ -1313,7 +1637,129 @@ mod tests {
             }
             let framed = frame(KIND_COMPILED, payload);
             let _ = PolicyImage::from_bytes(&framed, "x");
-            let _ = DecidingImage::from_bytes(&framed, "x");
+            let _ = DecidingImage::from_bytes(framed, "x");
+        }
+
+        /// A damaged block of strings or of records (the policy and its
+        /// rules), checksummed again: the image whose rules are left in it
+        /// is refused exactly when the image decoded whole is, and
+        /// otherwise holds the same rules.
+        #[test]
+        fn rules_left_in_the_image_are_checked_as_decoding_checks_them(
+            edits in proptest::collection::vec((0usize..1 << 20, 0u8..=255), 1..4),
+            in_strings in proptest::bool::ANY,
+        ) {
+            let bytes = sample().to_bytes().unwrap();
+            let mut payload = bytes[40..].to_vec();
+            let (strings, records) = blocks(&payload);
+            let block = if in_strings { strings } else { records };
+            for (at, b) in edits {
+                payload[block.start + at % block.len()] = b;
+            }
+            let framed = frame(KIND_COMPILED, payload);
+            let whole = PolicyImage::from_bytes(&framed, "x");
+            let lean = DecidingImage::from_bytes(framed, "x");
+            proptest::prop_assert_eq!(whole.is_ok(), lean.is_ok());
+            if let (Ok(whole), Ok(lean)) = (whole, lean) {
+                proptest::prop_assert_eq!(whole.compiled.rules(), lean.compiled.rules());
+                for id in 0..lean.compiled.rule_count() as u32 {
+                    proptest::prop_assert_eq!(whole.compiled.rule(id), lean.compiled.rule(id));
+                    let rule = whole.compiled.rule(id).unwrap();
+                    proptest::prop_assert_eq!(
+                        lean.compiled.rule_head(id),
+                        Some((rule.effect, PatternKind::of(&rule.pattern)))
+                    );
+                }
+            }
+        }
+
+        /// Any bytes as a rule record: [`skip_rule`] accepts exactly what
+        /// [`read_rule`] decodes, and stops where it stops.
+        #[test]
+        fn skipping_a_rule_accepts_what_reading_it_accepts(
+            record in proptest::collection::vec(
+                proptest::prop_oneof![0u8..8, proptest::num::u8::ANY], 0..64),
+            strings in "[a-z*é]{0,12}",
+        ) {
+            let names: Vec<Arc<str>> = vec![Arc::from("a"), Arc::from("b")];
+            let strings = strings.as_bytes();
+            let mut a = Dec { r: Reader::new(&record), strings: Strings::Raw(strings) };
+            let mut b = Dec { r: Reader::new(&record), strings: Strings::Checked(std::str::from_utf8(strings).unwrap()) };
+            let read = read_rule(&mut a, &names);
+            let skipped = skip_rule(&mut b, names.len());
+            proptest::prop_assert_eq!(read.is_ok(), skipped.is_ok());
+            if let (Ok(rule), Ok(head)) = (read, skipped) {
+                proptest::prop_assert_eq!(a.r.pos, b.r.pos);
+                proptest::prop_assert_eq!(head, (rule.effect, PatternKind::of(&rule.pattern)));
+            }
+        }
+    }
+
+    /// Each byte of the block of records (the policy and its rules)
+    /// changed in turn, checksummed again: the image whose rules are left
+    /// in it is refused at load whenever the image decoded whole is, and
+    /// when it loads, every rule decodes (none stands in as
+    /// [`undecodable`]) and decides as the whole image's.
+    #[test]
+    fn each_byte_of_the_records_changed_is_refused_at_load_or_decodes() {
+        let bytes = sample().to_bytes().unwrap();
+        let (_, records) = blocks(&bytes[40..]);
+        let mut refused = 0;
+        for at in records.clone() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut payload = bytes[40..].to_vec();
+                payload[at] ^= flip;
+                let framed = frame(KIND_COMPILED, payload);
+                let whole = PolicyImage::from_bytes(&framed, "x");
+                let lean = DecidingImage::from_bytes(framed, "x");
+                assert_eq!(whole.is_ok(), lean.is_ok(), "byte {at} ^ {flip:#x}");
+                let (Ok(whole), Ok(lean)) = (whole, lean) else {
+                    refused += 1;
+                    continue;
+                };
+                for id in 0..lean.compiled.rule_count() as u32 {
+                    let rule = lean.compiled.rule(id).unwrap();
+                    assert_ne!(rule, &undecodable(), "byte {at} ^ {flip:#x}");
+                    assert_eq!(Some(rule), whole.compiled.rule(id));
+                }
+            }
+        }
+        assert!(
+            refused > records.len(),
+            "too few damaged images refused: {refused}"
+        );
+    }
+
+    /// Where the blocks of strings and of records are in a payload.
+    fn blocks(payload: &[u8]) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        let mut r = Reader::new(payload);
+        r.bytes().unwrap();
+        r.bytes().unwrap();
+        let strings = r.bytes().unwrap().len();
+        let s = r.pos - strings..r.pos;
+        let records = r.bytes().unwrap().len();
+        (s, r.pos - records..r.pos)
+    }
+
+    /// Every rule of a sample record, made of each kind of pattern, goes
+    /// through [`skip_rule`] as through [`read_rule`].
+    #[test]
+    fn every_rule_of_an_image_is_skipped_as_it_is_read() {
+        let bytes = sample().to_bytes().unwrap();
+        let lean = DecidingImage::from_bytes(bytes.clone(), "x").unwrap();
+        let whole = PolicyImage::from_bytes(&bytes, "x").unwrap();
+        assert!(format!("{:?}", lean.compiled).contains("ImageRules"));
+        assert_eq!(lean.compiled.rules(), whole.compiled.rules());
+        let kinds: Vec<_> = (0..lean.compiled.rule_count() as u32)
+            .filter_map(|id| lean.compiled.rule_head(id).map(|h| h.1))
+            .collect();
+        for k in [
+            PatternKind::Any,
+            PatternKind::Command,
+            PatternKind::Path,
+            PatternKind::Domain,
+        ] {
+            assert!(kinds.contains(&k), "no rule of kind {k:?}");
         }
     }
 }

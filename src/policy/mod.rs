@@ -53,7 +53,7 @@ use crate::error::{Error, ErrorKind, Location};
 use crate::rule::tuff::{self, TuffPolicy};
 use crate::rule::{Effect, List, Rule};
 
-pub use image::{PolicyImage, Probe};
+pub use image::{DecidingImage, PolicyImage, Probe};
 pub use settings::ClaudeRoots;
 
 /// The name of the source of rules given on the command line.
