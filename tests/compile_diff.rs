@@ -24,8 +24,13 @@ fn configs() -> Vec<(&'static str, Config)> {
                 .path_table_min(0)
                 .latch_group_size(1)
                 .fwd_group_size(1)
-                .latch_size_limit(64 << 10),
+                .latch_size_limit(64 << 10)
+                // Patterns that multiply states (`*!???`) in automata
+                // too, against the small limit.
+                .blowup_limit(16),
         ),
+        // Every pattern that multiplies states in the fallback.
+        ("blowup-0", Config::new().path_table_min(0).blowup_limit(0)),
         // Automata too small for anything: split down to single rules, then
         // the per-rule fallback.
         (
@@ -762,7 +767,7 @@ fn path_tables_agree_with_reference() {
         let tabled: usize = pm.groups().map(|(_, k)| k.shape().tabled_rules).sum();
         let expect_tables = matches!(
             name.split(' ').next().unwrap_or(""),
-            "latch-1" | "split" | "routed-1" | "sparse"
+            "latch-1" | "blowup-0" | "split" | "routed-1" | "sparse"
         );
         if (tabled > 0) != expect_tables {
             failures.push(format!("{name}: {tabled} rules in path tables"));
