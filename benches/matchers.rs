@@ -917,6 +917,22 @@ fn bench_compile(c: &mut C, d: &Data) {
             timed(b, || Policy::new(rules.clone()).expect("compiles"))
         });
     }
+    // Without the shape check (every such pattern in an automaton, up to
+    // its size limit, then the fallback): what one build cost before.
+    for (name, text, instance) in &shapes[..2] {
+        let rules: Vec<Rule> = parse(text, Effect::Deny, 0).into_iter().collect();
+        let cfg = || Config::new().blowup_limit(u32::MAX);
+        let build = || {
+            Policy::builder()
+                .configure(cfg())
+                .build(rules.clone())
+                .expect("compiles")
+        };
+        check(&build(), instance);
+        g.bench_function(format!("exponential/{name}/no-shape-check"), |b| {
+            timed(b, build)
+        });
+    }
     let many: Vec<Rule> = (0..300)
         .filter_map(|i| parse(&format!("Read(x{i}*!???????????)"), Effect::Allow, i))
         .collect();
@@ -927,7 +943,6 @@ fn bench_compile(c: &mut C, d: &Data) {
     g.bench_function("exponential/300-star-11", |b| {
         timed(b, || Policy::new(many.clone()).expect("compiles"))
     });
-    let _ = Config::new();
     g.finish();
 }
 

@@ -758,6 +758,33 @@ fn path_tables_agree_with_reference() {
         "lib/a.rsx",
         "lib/a.rs",
     ];
+    // Deeper paths than a query indexes (32 segments), and a folded
+    // one whose folds change its length.
+    let deep = |head: &str, n: usize, last: &str| {
+        let mut p = head.to_string();
+        for i in 0..n {
+            p.push_str(if i % 2 == 0 { "/a" } else { "/B.rs" });
+        }
+        p.push('/');
+        p.push_str(last);
+        p
+    };
+    let deep_paths = [
+        deep("lib", 40, "x.rs"),
+        deep("LIB", 40, "x.RS"),
+        deep("lib", 40, "x.rsx"),
+        deep("src", 31, "b.test.ts"),
+        deep("src", 33, "b.test.ts"),
+        deep("\u{212A}s/x", 34, "y"),
+        deep("a/b", 35, "c.md"),
+        "lib/\u{212A}/ſ/a.rs".to_string(),
+        "LIB/\u{212A}/ſ/a.RS".to_string(),
+    ];
+    let paths: Vec<&str> = paths
+        .iter()
+        .copied()
+        .chain(deep_paths.iter().map(String::as_str))
+        .collect();
     let mut failures = Vec::new();
     let mut m = Matches::new();
     for (name, policy) in policies(&rules) {
@@ -772,7 +799,7 @@ fn path_tables_agree_with_reference() {
         if (tabled > 0) != expect_tables {
             failures.push(format!("{name}: {tabled} rules in path tables"));
         }
-        for rel in paths {
+        for &rel in &paths {
             let want: Vec<usize> = rules
                 .iter()
                 .enumerate()
