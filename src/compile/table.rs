@@ -145,9 +145,14 @@ impl Table {
                 .or_default()
                 .push((e, code));
         }
+        // Uncoded entries first, then by code (a query searches them by
+        // code); stable, so images are written in a fixed order.
         t.map = grouped
             .into_iter()
-            .map(|(k, v)| (k, v.into_boxed_slice()))
+            .map(|(k, mut v)| {
+                v.sort_by_key(|(_, c)| *c);
+                (k, v.into_boxed_slice())
+            })
             .collect();
         t
     }
@@ -381,7 +386,7 @@ impl PathTables {
         let q = Query { hay, f };
         if all {
             for j in 0..n {
-                self.segment(&q, j, &mut segs[..n], out);
+                self.segment(&q, j, &mut segs[..n], true, out);
             }
         } else {
             // A deeper path than the index holds: segment by segment, the
@@ -403,7 +408,7 @@ impl PathTables {
                     se,
                     code: NO_CODE,
                 }];
-                self.segment(&q, 0, &mut one, out);
+                self.segment(&q, 0, &mut one, false, out);
                 if oe >= hay.len() {
                     break;
                 }
@@ -418,7 +423,14 @@ impl PathTables {
     /// later segments of `segs` when it holds any, else by splitting the
     /// rest of the path.
     #[inline]
-    fn segment(&self, q: &Query<'_>, j: usize, segs: &mut [Seg], out: &mut Vec<u32>) {
+    fn segment(
+        &self,
+        q: &Query<'_>,
+        j: usize,
+        segs: &mut [Seg],
+        indexed: bool,
+        out: &mut Vec<u32>,
+    ) {
         let Some(&Seg { o, oe, s, se, .. }) = segs.get(j) else {
             return;
         };
@@ -463,47 +475,53 @@ impl PathTables {
             hay.get(oe + 1..).unwrap_or_default(),
             f.get(se + 1..).unwrap_or_default(),
         );
-        let later = j + 1..segs.len();
-        for (e, code) in es.iter() {
-            if !(e.folded || !self.prefix.folds || *e.text == *op) {
-                continue;
-            }
-            let fits = match &e.tail {
-                // Filtered by the extension codes of the later segments.
-                Tail::Child(t) | Tail::Deep(t) if *code != NO_CODE && later.start < later.end => {
-                    let deep = matches!(e.tail, Tail::Deep(_));
-                    let mut hit = false;
-                    for k in later.clone() {
-                        let Some(sg) = segs.get_mut(k) else { break };
-                        if sg.code == NO_CODE {
-                            let text = if self.prefix.folds {
-                                f.get(sg.s..sg.se)
-                            } else {
-                                hay.get(sg.o..sg.oe)
-                            };
-                            sg.code = ext_code(text.unwrap_or_default());
-                        }
-                        if sg.code == *code {
-                            let seg = if e.folded {
-                                f.get(sg.s..sg.se)
-                            } else {
-                                hay.get(sg.o..sg.oe)
-                            };
-                            if seg.is_some_and(|x| x.ends_with(t)) {
-                                hit = true;
-                                break;
-                            }
-                        }
-                        if !deep {
-                            break;
-                        }
-                    }
-                    hit
-                }
-                _ => tail_fits(&e.tail, e.folded, rest, frest),
-            };
-            if fits {
+        let case_ok = |e: &Entry| e.folded || !self.prefix.folds || *e.text == *op;
+        // Coded entries are looked up by the codes of the later segments
+        // when `segs` holds them all.
+        let split = if indexed {
+            es.partition_point(|(_, c)| *c == NO_CODE)
+        } else {
+            es.len()
+        };
+        let (plain, coded) = es.split_at(split.min(es.len()));
+        for (e, _) in plain {
+            if case_ok(e) && tail_fits(&e.tail, e.folded, rest, frest) {
                 out.push(e.id);
+            }
+        }
+        if coded.is_empty() {
+            return;
+        }
+        for k in j + 1..segs.len() {
+            let Some(sg) = segs.get_mut(k) else { break };
+            if sg.code == NO_CODE {
+                let text = if self.prefix.folds {
+                    f.get(sg.s..sg.se)
+                } else {
+                    hay.get(sg.o..sg.oe)
+                };
+                sg.code = ext_code(text.unwrap_or_default());
+            }
+            let code = sg.code;
+            let from = coded.partition_point(|(_, c)| *c < code);
+            for (e, c) in coded.get(from..).unwrap_or_default() {
+                // The run of this code.
+                if *c != code {
+                    break;
+                }
+                let t = match &e.tail {
+                    Tail::Child(t) if k == j + 1 => t,
+                    Tail::Deep(t) => t,
+                    _ => continue,
+                };
+                let seg = if e.folded {
+                    f.get(sg.s..sg.se)
+                } else {
+                    hay.get(sg.o..sg.oe)
+                };
+                if case_ok(e) && seg.is_some_and(|x| x.ends_with(t)) {
+                    out.push(e.id);
+                }
             }
         }
     }
