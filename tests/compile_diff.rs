@@ -758,7 +758,8 @@ fn path_tables_agree_with_reference() {
         "lib/a.rsx",
         "lib/a.rs",
     ];
-    // Deeper paths than a query indexes (32 segments), and a folded
+    // Paths deeper than a query indexes (16 segments) and not quite
+    // as deep, and a folded
     // one whose folds change its length.
     let deep = |head: &str, n: usize, last: &str| {
         let mut p = head.to_string();
@@ -771,6 +772,9 @@ fn path_tables_agree_with_reference() {
     };
     let deep_paths = [
         deep("lib", 40, "x.rs"),
+        deep("lib", 10, "x.rs"),
+        deep("LIB", 13, "x.RS"),
+        deep("src", 12, "b.test.ts"),
         deep("LIB", 40, "x.RS"),
         deep("lib", 40, "x.rsx"),
         deep("src", 31, "b.test.ts"),

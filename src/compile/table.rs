@@ -95,8 +95,14 @@ const NO_EXT: u64 = 1;
 /// only for them. Never [`NO_CODE`]; [`NO_EXT`] without a `.`.
 #[inline]
 fn ext_code(text: &[u8]) -> u64 {
+    code_of_ext(final_ext(text))
+}
+
+/// [`ext_code`] of a final extension found already.
+#[inline]
+fn code_of_ext(ext: Option<&[u8]>) -> u64 {
     use std::hash::{BuildHasher, Hasher};
-    let Some(ext) = final_ext(text) else {
+    let Some(ext) = ext else {
         return NO_EXT;
     };
     let mut h = super::route::FastHash::default().build_hasher();
@@ -353,10 +359,18 @@ impl PathTables {
         let mut all = true;
         let (mut o, mut s) = (0usize, 0usize);
         loop {
-            let oe = hay
-                .get(o..)
-                .and_then(|r| r.iter().position(|&b| b == b'/'))
-                .map_or(hay.len(), |i| o + i);
+            // The segment's end and its last `.`, in one scan.
+            let mut oe = hay.len();
+            let mut dot = None;
+            for (i, &b) in hay.get(o..).unwrap_or_default().iter().enumerate() {
+                if b == b'/' {
+                    oe = o + i;
+                    break;
+                }
+                if b == b'.' {
+                    dot = Some(o + i);
+                }
+            }
             let se = if same {
                 oe
             } else {
@@ -371,6 +385,8 @@ impl PathTables {
                         oe,
                         s,
                         se,
+                        dot,
+                        scanned: same,
                         code: NO_CODE,
                     };
                     n += 1;
@@ -406,6 +422,8 @@ impl PathTables {
                     oe,
                     s,
                     se,
+                    dot: None,
+                    scanned: false,
                     code: NO_CODE,
                 }];
                 self.segment(&q, 0, &mut one, false, out);
@@ -431,9 +449,10 @@ impl PathTables {
         indexed: bool,
         out: &mut Vec<u32>,
     ) {
-        let Some(&Seg { o, oe, s, se, .. }) = segs.get(j) else {
+        let Some(&me) = segs.get(j) else {
             return;
         };
+        let Seg { o, oe, s, se, .. } = me;
         let (hay, f) = (q.hay, q.f);
         let (Some(oseg), Some(sseg)) = (hay.get(o..oe), f.get(s..se)) else {
             return;
@@ -449,8 +468,12 @@ impl PathTables {
             }
         }
         if !self.ext.is_empty() {
-            let seg = if self.ext.folds { sseg } else { oseg };
-            if let Some(es) = final_ext(seg).and_then(|k| self.ext.map.get(k)) {
+            let ext = if self.ext.folds {
+                me.ext(f, true)
+            } else {
+                me.ext(hay, false)
+            };
+            if let Some(es) = ext.and_then(|k| self.ext.map.get(k)) {
                 for (e, _) in es.iter() {
                     let against = if e.folded { sseg } else { oseg };
                     if against.ends_with(&e.text) {
@@ -495,12 +518,11 @@ impl PathTables {
         for k in j + 1..segs.len() {
             let Some(sg) = segs.get_mut(k) else { break };
             if sg.code == NO_CODE {
-                let text = if self.prefix.folds {
-                    f.get(sg.s..sg.se)
+                sg.code = code_of_ext(if self.prefix.folds {
+                    sg.ext(f, true)
                 } else {
-                    hay.get(sg.o..sg.oe)
-                };
-                sg.code = ext_code(text.unwrap_or_default());
+                    sg.ext(hay, false)
+                });
             }
             let code = sg.code;
             let from = coded.partition_point(|(_, c)| *c < code);
@@ -529,7 +551,7 @@ impl PathTables {
 
 /// Segments a query indexes for the tails of prefix rules; a deeper path
 /// is checked segment by segment, its tails by splitting.
-const MAX_SEGS: usize = 32;
+const MAX_SEGS: usize = 16;
 
 /// One segment of a query: its bounds in the path as it is (`o..oe`) and
 /// folded (`s..se`), and its extension code once computed.
@@ -539,7 +561,30 @@ struct Seg {
     oe: usize,
     s: usize,
     se: usize,
+    /// Where its last `.` is (at the same offset in both forms), when
+    /// `scanned`.
+    dot: Option<usize>,
+    scanned: bool,
     code: u64,
+}
+
+impl Seg {
+    /// Its final extension in `text` (the path as it is or folded).
+    #[inline]
+    fn ext<'t>(&self, text: &'t [u8], folded: bool) -> Option<&'t [u8]> {
+        match self.dot {
+            Some(d) if self.scanned => text.get(d..self.oe),
+            None if self.scanned => None,
+            _ => {
+                let seg = if folded {
+                    text.get(self.s..self.se)
+                } else {
+                    text.get(self.o..self.oe)
+                };
+                seg.and_then(final_ext)
+            }
+        }
+    }
 }
 
 /// A query's path as it is and folded.
