@@ -793,7 +793,7 @@ fn path_tables_agree_with_reference() {
     let mut m = Matches::new();
     for (name, policy) in policies(&rules) {
         let pm = policy.path_matcher(Kind::Read).expect("read matcher");
-        // Tables apply from `path_table_min` rules on (256 by default,
+        // Tables apply from `path_table_min` rules on (1,000 by default,
         // 0 in the configurations that exercise them).
         let tabled: usize = pm.groups().map(|(_, k)| k.shape().tabled_rules).sum();
         let expect_tables = matches!(

