@@ -881,7 +881,68 @@ fn bench_compile(c: &mut C, d: &Data) {
     g.bench_function("adversarial-300-latching/query", |b| {
         timed(b, || pa.find(Kind::Command, None, black_box(text), &mut mm))
     });
-    let _ = Config::new();
+    // Shapes whose automaton doubles its states per `?` after a `*` and a
+    // character that tells positions apart (issue #3: the fuzzer found
+    // single rules taking seconds to determinize). Each is built alone,
+    // and 300 of them together; every build answers an instance as the
+    // reference does first.
+    let shapes: &[(&str, &str, &str)] = &[
+        ("star-11-folded", "Read(É*!???????????)", "éxy!abcdefghijk"),
+        (
+            "anchored-star-8",
+            "Read(./src/*a????????*)",
+            "src/xa12345678z",
+        ),
+        (
+            "stars-with-between",
+            "Read(./a*!??*!??*!??*!??)",
+            "ax!ab!cd!ef!gh",
+        ),
+        ("class-then-8", "Read(**/x*[ab]????????)", "d/xya12345678"),
+        ("folded-k-s", "Read(k*?ſ??????)", "\u{212A}abs123456"),
+        ("star-5-in-automaton", "Read(É*!?????)", "É!abcde"),
+    ];
+    let mut mm = Matches::new();
+    let mut check = |p: &Policy, rel: &str| {
+        let pm = p.path_matcher(Kind::Read).expect("read");
+        pm.find_relative(&toolgate::compile::AnchorKey::Project, rel, &mut mm);
+        let want = reference_path(p, Kind::Read, rel);
+        assert!(!want.is_empty(), "{rel:?} is an instance");
+        assert_eq!(mm.ids(), want, "{rel:?}");
+    };
+    for (name, text, instance) in shapes {
+        let rules: Vec<Rule> = parse(text, Effect::Deny, 0).into_iter().collect();
+        check(&Policy::new(rules.clone()).expect("compiles"), instance);
+        g.bench_function(format!("exponential/{name}"), |b| {
+            timed(b, || Policy::new(rules.clone()).expect("compiles"))
+        });
+    }
+    // Without the shape check (every such pattern in an automaton, up to
+    // its size limit, then the fallback): what one build cost before.
+    for (name, text, instance) in &shapes[..2] {
+        let rules: Vec<Rule> = parse(text, Effect::Deny, 0).into_iter().collect();
+        let cfg = || Config::new().blowup_limit(u32::MAX);
+        let build = || {
+            Policy::builder()
+                .configure(cfg())
+                .build(rules.clone())
+                .expect("compiles")
+        };
+        check(&build(), instance);
+        g.bench_function(format!("exponential/{name}/no-shape-check"), |b| {
+            timed(b, build)
+        });
+    }
+    let many: Vec<Rule> = (0..300)
+        .filter_map(|i| parse(&format!("Read(x{i}*!???????????)"), Effect::Allow, i))
+        .collect();
+    check(
+        &Policy::new(many.clone()).expect("compiles"),
+        "x17ab!abcdefghijk",
+    );
+    g.bench_function("exponential/300-star-11", |b| {
+        timed(b, || Policy::new(many.clone()).expect("compiles"))
+    });
     g.finish();
 }
 

@@ -24,8 +24,13 @@ fn configs() -> Vec<(&'static str, Config)> {
                 .path_table_min(0)
                 .latch_group_size(1)
                 .fwd_group_size(1)
-                .latch_size_limit(64 << 10),
+                .latch_size_limit(64 << 10)
+                // Patterns that multiply states (`*!???`) in automata
+                // too, against the small limit.
+                .blowup_limit(16),
         ),
+        // Every pattern that multiplies states in the fallback.
+        ("blowup-0", Config::new().path_table_min(0).blowup_limit(0)),
         // Automata too small for anything: split down to single rules, then
         // the per-rule fallback.
         (
@@ -753,6 +758,37 @@ fn path_tables_agree_with_reference() {
         "lib/a.rsx",
         "lib/a.rs",
     ];
+    // Paths deeper than a query indexes (16 segments) and not quite
+    // as deep, and a folded
+    // one whose folds change its length.
+    let deep = |head: &str, n: usize, last: &str| {
+        let mut p = head.to_string();
+        for i in 0..n {
+            p.push_str(if i % 2 == 0 { "/a" } else { "/B.rs" });
+        }
+        p.push('/');
+        p.push_str(last);
+        p
+    };
+    let deep_paths = [
+        deep("lib", 40, "x.rs"),
+        deep("lib", 10, "x.rs"),
+        deep("LIB", 13, "x.RS"),
+        deep("src", 12, "b.test.ts"),
+        deep("LIB", 40, "x.RS"),
+        deep("lib", 40, "x.rsx"),
+        deep("src", 31, "b.test.ts"),
+        deep("src", 33, "b.test.ts"),
+        deep("\u{212A}s/x", 34, "y"),
+        deep("a/b", 35, "c.md"),
+        "lib/\u{212A}/ſ/a.rs".to_string(),
+        "LIB/\u{212A}/ſ/a.RS".to_string(),
+    ];
+    let paths: Vec<&str> = paths
+        .iter()
+        .copied()
+        .chain(deep_paths.iter().map(String::as_str))
+        .collect();
     let mut failures = Vec::new();
     let mut m = Matches::new();
     for (name, policy) in policies(&rules) {
@@ -762,12 +798,12 @@ fn path_tables_agree_with_reference() {
         let tabled: usize = pm.groups().map(|(_, k)| k.shape().tabled_rules).sum();
         let expect_tables = matches!(
             name.split(' ').next().unwrap_or(""),
-            "latch-1" | "split" | "routed-1" | "sparse"
+            "latch-1" | "blowup-0" | "split" | "routed-1" | "sparse"
         );
         if (tabled > 0) != expect_tables {
             failures.push(format!("{name}: {tabled} rules in path tables"));
         }
-        for rel in paths {
+        for &rel in &paths {
             let want: Vec<usize> = rules
                 .iter()
                 .enumerate()

@@ -62,6 +62,8 @@ pub fn configs() -> Vec<(&'static str, Config)> {
                 .split_budget(0)
                 .path_tables(false),
         ),
+        // Every pattern that multiplies states (`*!???`) in the fallback.
+        ("blowup-0", Config::new().path_table_min(0).blowup_limit(0)),
         ("one-shot", Config::one_shot()),
         (
             "small",
@@ -69,7 +71,10 @@ pub fn configs() -> Vec<(&'static str, Config)> {
                 .path_table_min(0)
                 .dfa_size_limit(64 << 10)
                 .latch_size_limit(16 << 10)
-                .split_budget(2),
+                .split_budget(2)
+                // Patterns that multiply states (`*!???`) in automata
+                // too, against these small limits.
+                .blowup_limit(16),
         ),
         (
             "small-latch-1",

@@ -27,7 +27,7 @@
 //! path up to a `/` that the rest matches is preceded, within its segment,
 //! by whatever that `*` stands for.
 
-use super::lower::{Lowered, Place, Shape, push_class, push_literal};
+use super::lower::{Lowered, Place, Shape, Tick, blowup, push_class, push_literal};
 use crate::rule::{PathPattern, SegPiece, Segment};
 
 /// `[^/]*`: a run of bytes inside one segment. Byte-level is exact here:
@@ -151,7 +151,32 @@ pub(crate) fn lower_path(p: &PathPattern) -> Lowered {
         shape,
         first,
         re,
+        blowup: blowup(path_ticks(segs)),
     }
+}
+
+/// The pieces of a path pattern as a forward walk sees them (see
+/// [`blowup`]): a `**` is a literal there, since neither its runs nor
+/// the runs of other segments cross the `/` that bounds it.
+fn path_ticks(segs: &[Segment]) -> Vec<Tick> {
+    let mut out = Vec::new();
+    for seg in segs {
+        match seg {
+            Segment::DoubleStar => out.push(Tick::Lit),
+            Segment::Pieces(ps) => {
+                for p in ps {
+                    match p {
+                        SegPiece::Star => out.push(Tick::Run),
+                        SegPiece::Question => out.push(Tick::Any),
+                        SegPiece::Class { .. } => out.push(Tick::Class),
+                        SegPiece::Literal(l) => out.extend(l.chars().map(|_| Tick::Lit)),
+                    }
+                }
+            }
+        }
+        out.push(Tick::Lit);
+    }
+    out
 }
 
 /// The backward form of an any-depth pattern whose first segment starts
@@ -216,6 +241,8 @@ fn lower_seg_rev(segs: &[Segment], case_insensitive: bool) -> Option<Lowered> {
         shape,
         first: None,
         re,
+        // Walked backwards.
+        blowup: blowup(path_ticks(segs).into_iter().rev()),
     })
 }
 

@@ -79,7 +79,83 @@ pub(crate) enum Lowered {
         first: Option<u8>,
         /// The regex.
         re: String,
+        /// How many times over, as a power of two, this pattern may
+        /// multiply the states of an automaton it is in ([`blowup`]).
+        blowup: u32,
     },
+}
+
+/// One piece of a pattern in the order its automaton walks it, for
+/// [`blowup`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tick {
+    /// An unbounded run (`*`).
+    Run,
+    /// A literal character (case-folded or not), or any piece that does
+    /// not overlap the pieces around it (`/`, `**` in a path).
+    Lit,
+    /// Exactly one character, any (`?`).
+    Any,
+    /// Exactly one character of a class (`[a-z]`, `[!x]`).
+    Class,
+}
+
+/// An estimate, as a power of two, of how many states a pattern adds to an
+/// automaton, from its shape alone (no automaton is built).
+///
+/// After an unbounded run (`*`), the automaton must remember, for every
+/// character position in reach of the pieces that follow, whether the
+/// match could have started there. A run of literals is followed
+/// Knuth–Morris–Pratt-like, in states linear in its length; a run of only
+/// `?` is a counter. But a piece that tells characters apart followed by
+/// one-character wildcards (`*!???`, `*a[bc]`) makes the automaton track
+/// each of those positions separately: its states double with every such
+/// wildcard (measured: `*!` and k `?` in one path segment, dense, 2^k ×
+/// ~1.1 KiB; k = 11 took seconds to reach a 2 MiB limit). This counts,
+/// per run after a `*`, the `?` and classes of the run when one of them
+/// follows a discriminating piece, and sums over the runs; an
+/// over-estimate errs towards the bounded fallback, never towards a
+/// runaway build.
+pub(crate) fn blowup(ticks: impl IntoIterator<Item = Tick>) -> u32 {
+    let mut total = 0u32;
+    let mut after_run = false;
+    // Within the current run: wildcards, whether a discriminating piece
+    // was seen, whether a wildcard followed one.
+    let (mut wild, mut told, mut grows) = (0u32, false, false);
+    for t in ticks {
+        match t {
+            Tick::Run => {
+                if grows {
+                    total = total.saturating_add(wild);
+                }
+                after_run = true;
+                (wild, told, grows) = (0, false, false);
+            }
+            _ if !after_run => {}
+            Tick::Lit => told = true,
+            Tick::Any | Tick::Class => {
+                wild = wild.saturating_add(1);
+                grows |= told;
+                told |= t == Tick::Class;
+            }
+        }
+    }
+    if grows {
+        total = total.saturating_add(wild);
+    }
+    total
+}
+
+fn glob_ticks(pieces: &[GlobPiece]) -> Vec<Tick> {
+    let mut out = Vec::new();
+    for p in pieces {
+        match p {
+            GlobPiece::Star => out.push(Tick::Run),
+            GlobPiece::Question => out.push(Tick::Any),
+            GlobPiece::Literal(l) => out.extend(l.chars().map(|_| Tick::Lit)),
+        }
+    }
+    out
 }
 
 /// `.*` over bytes: a run of any characters. Byte-level is exact: literals
@@ -242,7 +318,11 @@ pub(crate) fn lower_glob(pieces: &[GlobPiece], case_insensitive: bool) -> Lowere
         Some(GlobPiece::Literal(l)) => l.bytes().next(),
         _ => None,
     };
-    match (lead, trail) {
+    // Suffix patterns are walked backwards; contains patterns from
+    // anywhere (their leading `*` kept).
+    let ticks = glob_ticks(pieces);
+    let forward = blowup(ticks.iter().copied());
+    let low = match (lead, trail) {
         (false, false) => {
             re.push('$');
             regex_first(Place::Fwd, inner, re, case_insensitive, first)
@@ -250,6 +330,29 @@ pub(crate) fn lower_glob(pieces: &[GlobPiece], case_insensitive: bool) -> Lowere
         (false, true) => regex_first(Place::Fwd, inner, re, case_insensitive, first),
         (true, false) => regex(Place::Rev, inner, re, case_insensitive),
         (true, true) => regex(Place::Float, inner, re, case_insensitive),
+    };
+    match low {
+        Lowered::Regex {
+            place,
+            shape,
+            first,
+            re,
+            ..
+        } => {
+            let blowup = if place == Place::Rev {
+                blowup(ticks.iter().rev().copied())
+            } else {
+                forward
+            };
+            Lowered::Regex {
+                place,
+                shape,
+                first,
+                re,
+                blowup,
+            }
+        }
+        other => other,
     }
 }
 
@@ -285,6 +388,7 @@ fn regex_first(
         shape,
         first,
         re,
+        blowup: 0,
     }
 }
 
@@ -348,5 +452,41 @@ pub(crate) fn lower_domain(d: &DomainPattern) -> Lowered {
                 regex(Place::Fwd, 0, re, false)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Tick, blowup};
+
+    /// `*` → run, `?` → any, `[` → class, anything else a literal.
+    fn est(s: &str) -> u32 {
+        blowup(s.chars().map(|c| match c {
+            '*' => Tick::Run,
+            '?' => Tick::Any,
+            '[' => Tick::Class,
+            _ => Tick::Lit,
+        }))
+    }
+
+    #[test]
+    fn wildcards_after_a_discriminating_piece_count() {
+        assert_eq!(est("*!???????????"), 11);
+        assert_eq!(est("x*!??/"), 2);
+        assert_eq!(est("*?!?"), 2);
+        assert_eq!(est("*[[["), 3);
+        assert_eq!(est("*a?*b??*c???*"), 6);
+    }
+
+    #[test]
+    fn linear_shapes_count_nothing() {
+        // Literals (Knuth–Morris–Pratt), counters of `?`, a literal after
+        // the wildcards, wildcards before any star.
+        assert_eq!(est("*abcdef*ghi"), 0);
+        assert_eq!(est("*???????????/"), 0);
+        assert_eq!(est("*??!"), 0);
+        assert_eq!(est("a!???????*"), 0);
+        assert_eq!(est("*["), 0);
+        assert_eq!(est(""), 0);
     }
 }

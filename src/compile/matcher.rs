@@ -369,7 +369,7 @@ impl KindMatcher {
         let tables: usize = [&self.tables.prefix, &self.tables.name, &self.tables.ext]
             .iter()
             .flat_map(|t| t.map.iter())
-            .map(|(k, v)| k.len() + 48 + v.iter().map(|e| e.text.len() + 40).sum::<usize>())
+            .map(|(k, v)| k.len() + 48 + v.iter().map(|(e, _)| e.text.len() + 48).sum::<usize>())
             .sum();
         autos + exact + keys + tables + self.always.len() * 4 + self.slow.len() * 1024
     }

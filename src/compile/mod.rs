@@ -131,6 +131,7 @@ pub struct Config {
     route_sparse_above: usize,
     path_tables: bool,
     path_table_min: usize,
+    blowup_limit: u32,
 }
 
 impl Default for Config {
@@ -168,6 +169,7 @@ impl Config {
             route_sparse_above: 2 << 20,
             path_tables: true,
             path_table_min: 1000,
+            blowup_limit: 6,
         }
     }
 
@@ -239,6 +241,20 @@ impl Config {
     /// 10,000-rule sets they cut compiling, the image and its load.
     pub fn path_table_min(mut self, rules: usize) -> Config {
         self.path_table_min = rules;
+        self
+    }
+
+    /// The largest state blow-up, as a power of two, that patterns may
+    /// bring into one automaton by their shape alone (6 by default, so
+    /// 64×). A one-character wildcard after a `*` and a character that
+    /// tells positions apart (`*!???`, `*a[bc]`) doubles the states of
+    /// the automaton per wildcard, whatever else is in it, and building
+    /// such an automaton takes seconds before a size limit stops it. A
+    /// pattern estimated over this goes straight to the bounded per-rule
+    /// fallback (same answers); patterns under it share automata only
+    /// with each other, their estimates summing to at most this.
+    pub fn blowup_limit(mut self, log2: u32) -> Config {
+        self.blowup_limit = log2;
         self
     }
 

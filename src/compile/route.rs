@@ -135,6 +135,15 @@ pub(crate) fn route_key(re: &str, sep: u8, depth: usize) -> Option<RouteKey> {
 /// Appends `word` folded as the case-insensitive keys are: ASCII letters in
 /// lower case, U+212A as `k`, U+017F as `s`, every other byte as it is.
 pub(crate) fn fold_into(word: &[u8], out: &mut Vec<u8>) {
+    if word.is_ascii() {
+        // The common case, in bulk.
+        let start = out.len();
+        out.extend_from_slice(word);
+        if let Some(tail) = out.get_mut(start..) {
+            tail.make_ascii_lowercase();
+        }
+        return;
+    }
     let mut i = 0;
     while let Some(&b) = word.get(i) {
         match (b, word.get(i + 1), word.get(i + 2)) {

@@ -152,6 +152,9 @@ pub(crate) fn build_slow(
     })
 }
 
+/// The walk of each place, by its index in `build`.
+const WALKS: [Walk; 5] = [Walk::Fwd, Walk::Float, Walk::Rev, Walk::Seg, Walk::SegRev];
+
 /// `(rule ids, regex, first byte, route key)`: identical regexes merged.
 /// The route key is an index into the build's keys.
 type Merged<'a> = (Vec<u32>, &'a str, Option<u8>, Option<usize>);
@@ -195,6 +198,8 @@ pub(crate) fn build(
     };
     m.routes.depth = u8::try_from(depth).unwrap_or(u8::MAX);
     let mut tabled = Vec::new();
+    // Patterns of a bounded blow-up, by place, with it.
+    let mut wild: [Vec<(Pat<'_>, u32)>; 5] = Default::default();
     let tables = cfg.path_tables && lowered.len() >= cfg.path_table_min;
     for (id, l) in lowered {
         m.id_bound = m.id_bound.max(id.saturating_add(1));
@@ -210,6 +215,7 @@ pub(crate) fn build(
                 shape,
                 first,
                 re,
+                blowup,
             } => {
                 let p = match place {
                     Place::Fwd => 0,
@@ -234,6 +240,18 @@ pub(crate) fn build(
                         tabled.push(t);
                         continue;
                     }
+                }
+                // Patterns whose shape multiplies states (`*!???`): over
+                // the limit alone, straight to the fallback (building
+                // their automaton would take seconds before any limit
+                // stops it); under it, in automata of their own.
+                if *blowup > 0 {
+                    if *blowup > cfg.blowup_limit {
+                        m.slow.push(build_slow(re, WALKS[p], *id, cfg)?);
+                    } else {
+                        wild[p].push(((*id, re.as_str(), *first, None), *blowup));
+                    }
+                    continue;
                 }
                 if p == 0 {
                     if let Some(k) = route_key(re, sep, depth) {
@@ -382,6 +400,34 @@ pub(crate) fn build(
                     routed: false,
                 });
             }
+        }
+    }
+    for (p, pats) in wild.into_iter().enumerate() {
+        // Packed in order, their blow-ups summing to at most the limit.
+        let mut open: Vec<Pat<'_>> = Vec::new();
+        let mut sum = 0u32;
+        let mut packs = Vec::new();
+        for (pat, b) in pats {
+            if !open.is_empty()
+                && (sum.saturating_add(b) > cfg.blowup_limit || open.len() >= cfg.fwd_group_size)
+            {
+                packs.push(std::mem::take(&mut open));
+                sum = 0;
+            }
+            sum = sum.saturating_add(b);
+            open.push(pat);
+        }
+        if !open.is_empty() {
+            packs.push(open);
+        }
+        for pats in packs {
+            groups.push(Group {
+                walk: WALKS[p],
+                limit: cfg.latch_size_limit,
+                pats: merge(pats),
+                dispatch: p == 0,
+                routed: false,
+            });
         }
     }
     let mut budget = cfg.split_budget;

@@ -77,7 +77,37 @@ pub(crate) enum Tail {
 pub(crate) struct Table {
     /// Keys are folded (some entry is case-insensitive).
     pub(crate) folds: bool,
-    pub(crate) map: ByteMap<Box<[Entry]>>,
+    /// Key → its entries, each with the [`ext_code`] of its tail (prefix
+    /// rules whose tail is a segment ending: a query compares it with
+    /// its segments' codes before comparing text; [`NO_CODE`] otherwise).
+    pub(crate) map: ByteMap<Box<[(Entry, u64)]>>,
+}
+
+/// The code of a tail that is not filtered by extension.
+const NO_CODE: u64 = 0;
+/// The code of a segment without a `.`.
+const NO_EXT: u64 = 1;
+
+/// A filter code of a segment's final extension (from its last `.`,
+/// `text` folded when the table is): a segment that ends with a tail
+/// holding a `.` has the tail's final extension, so equal codes are
+/// necessary for a match, and the text comparison that decides is done
+/// only for them. Never [`NO_CODE`]; [`NO_EXT`] without a `.`.
+#[inline]
+fn ext_code(text: &[u8]) -> u64 {
+    code_of_ext(final_ext(text))
+}
+
+/// [`ext_code`] of a final extension found already.
+#[inline]
+fn code_of_ext(ext: Option<&[u8]>) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let Some(ext) = ext else {
+        return NO_EXT;
+    };
+    let mut h = super::route::FastHash::default().build_hasher();
+    h.write(ext);
+    h.finish().max(2)
 }
 
 impl Table {
@@ -101,16 +131,34 @@ impl Table {
             folds: entries.iter().any(|e| e.folded),
             map: ByteMap::default(),
         };
-        let mut grouped: ByteMap<Vec<Entry>> = ByteMap::default();
+        let mut grouped: ByteMap<Vec<(Entry, u64)>> = ByteMap::default();
         for e in entries {
+            let code = match &e.tail {
+                Tail::Child(x) | Tail::Deep(x) if x.contains(&b'.') => {
+                    // Tails of folded entries are folded already.
+                    let mut f = Vec::new();
+                    if t.folds {
+                        fold_into(x, &mut f);
+                    } else {
+                        f.extend_from_slice(x);
+                    }
+                    ext_code(&f)
+                }
+                _ => NO_CODE,
+            };
             grouped
                 .entry(t.key(&e.text, kind).into_boxed_slice())
                 .or_default()
-                .push(e);
+                .push((e, code));
         }
+        // Uncoded entries first, then by code (a query searches them by
+        // code); stable, so images are written in a fixed order.
         t.map = grouped
             .into_iter()
-            .map(|(k, v)| (k, v.into_boxed_slice()))
+            .map(|(k, mut v)| {
+                v.sort_by_key(|(_, c)| *c);
+                (k, v.into_boxed_slice())
+            })
             .collect();
         t
     }
@@ -125,7 +173,9 @@ impl Table {
     pub(crate) fn entries(&self) -> Vec<&Entry> {
         let mut keys: Vec<_> = self.map.iter().collect();
         keys.sort_by(|a, b| a.0.cmp(b.0));
-        keys.into_iter().flat_map(|(_, v)| v.iter()).collect()
+        keys.into_iter()
+            .flat_map(|(_, v)| v.iter().map(|(e, _)| e))
+            .collect()
     }
 
     fn is_empty(&self) -> bool {
@@ -300,59 +350,48 @@ impl PathTables {
             fold_into(hay, fold);
         }
         let f: &[u8] = if folds { fold } else { hay };
-        // Segment starts, in the path as it is (`o`) and folded (`s`).
+        // Folding changes lengths only for the two non-ASCII folds: an
+        // ASCII path has its segments at the same offsets folded.
+        let same = !folds || hay.len() == f.len();
+        // Every segment's bounds, as it is and folded, up to `MAX_SEGS`.
+        let mut segs = [Seg::default(); MAX_SEGS];
+        let mut n = 0usize;
+        let mut all = true;
         let (mut o, mut s) = (0usize, 0usize);
         loop {
-            let oe = hay
-                .get(o..)
-                .and_then(|r| r.iter().position(|&b| b == b'/'))
-                .map_or(hay.len(), |i| o + i);
-            let se = f
-                .get(s..)
-                .and_then(|r| r.iter().position(|&b| b == b'/'))
-                .map_or(f.len(), |i| s + i);
-            let (Some(oseg), Some(sseg)) = (hay.get(o..oe), f.get(s..se)) else {
-                break;
+            // The segment's end and its last `.`, in one scan.
+            let mut oe = hay.len();
+            let mut dot = None;
+            for (i, &b) in hay.get(o..).unwrap_or_default().iter().enumerate() {
+                if b == b'/' {
+                    oe = o + i;
+                    break;
+                }
+                if b == b'.' {
+                    dot = Some(o + i);
+                }
+            }
+            let se = if same {
+                oe
+            } else {
+                f.get(s..)
+                    .and_then(|r| r.iter().position(|&b| b == b'/'))
+                    .map_or(f.len(), |i| s + i)
             };
-            if !self.name.is_empty() {
-                let key = if self.name.folds { sseg } else { oseg };
-                if let Some(es) = self.name.map.get(key) {
-                    for e in es.iter() {
-                        if e.folded || !self.name.folds || *e.text == *oseg {
-                            out.push(e.id);
-                        }
-                    }
+            match segs.get_mut(n) {
+                Some(slot) => {
+                    *slot = Seg {
+                        o,
+                        oe,
+                        s,
+                        se,
+                        dot,
+                        scanned: same,
+                        code: NO_CODE,
+                    };
+                    n += 1;
                 }
-            }
-            if !self.ext.is_empty() {
-                let seg = if self.ext.folds { sseg } else { oseg };
-                if let Some(es) = final_ext(seg).and_then(|k| self.ext.map.get(k)) {
-                    for e in es.iter() {
-                        let against = if e.folded { sseg } else { oseg };
-                        if against.ends_with(&e.text) {
-                            out.push(e.id);
-                        }
-                    }
-                }
-            }
-            if !self.prefix.is_empty() {
-                // The path up to this segment's `/` (the terminator after
-                // the last one).
-                if let (Some(op), Some(sp)) = (hay.get(..oe), f.get(..se)) {
-                    let key = if self.prefix.folds { sp } else { op };
-                    if let Some(es) = self.prefix.map.get(key) {
-                        for e in es.iter() {
-                            let case_ok = e.folded || !self.prefix.folds || *e.text == *op;
-                            let (rest, frest) = (
-                                hay.get(oe + 1..).unwrap_or_default(),
-                                f.get(se + 1..).unwrap_or_default(),
-                            );
-                            if case_ok && tail_fits(&e.tail, e.folded, rest, frest) {
-                                out.push(e.id);
-                            }
-                        }
-                    }
-                }
+                None => all = false,
             }
             if oe >= hay.len() {
                 break;
@@ -360,7 +399,198 @@ impl PathTables {
             o = oe + 1;
             s = se + 1;
         }
+        let q = Query { hay, f };
+        if all {
+            for j in 0..n {
+                self.segment(&q, j, &mut segs[..n], true, out);
+            }
+        } else {
+            // A deeper path than the index holds: segment by segment, the
+            // tails checked by splitting the rest.
+            let (mut o, mut s) = (0usize, 0usize);
+            loop {
+                let oe = hay
+                    .get(o..)
+                    .and_then(|r| r.iter().position(|&b| b == b'/'))
+                    .map_or(hay.len(), |i| o + i);
+                let se = f
+                    .get(s..)
+                    .and_then(|r| r.iter().position(|&b| b == b'/'))
+                    .map_or(f.len(), |i| s + i);
+                let mut one = [Seg {
+                    o,
+                    oe,
+                    s,
+                    se,
+                    dot: None,
+                    scanned: false,
+                    code: NO_CODE,
+                }];
+                self.segment(&q, 0, &mut one, false, out);
+                if oe >= hay.len() {
+                    break;
+                }
+                o = oe + 1;
+                s = se + 1;
+            }
+        }
     }
+
+    /// The lookups of segment `j` of `segs`: its name, its extension, and
+    /// the path up to its end. Prefix rules' tails are checked against the
+    /// later segments of `segs` when it holds any, else by splitting the
+    /// rest of the path.
+    #[inline]
+    fn segment(
+        &self,
+        q: &Query<'_>,
+        j: usize,
+        segs: &mut [Seg],
+        indexed: bool,
+        out: &mut Vec<u32>,
+    ) {
+        let Some(&me) = segs.get(j) else {
+            return;
+        };
+        let Seg { o, oe, s, se, .. } = me;
+        let (hay, f) = (q.hay, q.f);
+        let (Some(oseg), Some(sseg)) = (hay.get(o..oe), f.get(s..se)) else {
+            return;
+        };
+        if !self.name.is_empty() {
+            let key = if self.name.folds { sseg } else { oseg };
+            if let Some(es) = self.name.map.get(key) {
+                for (e, _) in es.iter() {
+                    if e.folded || !self.name.folds || *e.text == *oseg {
+                        out.push(e.id);
+                    }
+                }
+            }
+        }
+        if !self.ext.is_empty() {
+            let ext = if self.ext.folds {
+                me.ext(f, true)
+            } else {
+                me.ext(hay, false)
+            };
+            if let Some(es) = ext.and_then(|k| self.ext.map.get(k)) {
+                for (e, _) in es.iter() {
+                    let against = if e.folded { sseg } else { oseg };
+                    if against.ends_with(&e.text) {
+                        out.push(e.id);
+                    }
+                }
+            }
+        }
+        if self.prefix.is_empty() {
+            return;
+        }
+        // The path up to this segment's `/` (the terminator after the
+        // last one).
+        let (Some(op), Some(sp)) = (hay.get(..oe), f.get(..se)) else {
+            return;
+        };
+        let key = if self.prefix.folds { sp } else { op };
+        let Some(es) = self.prefix.map.get(key) else {
+            return;
+        };
+        let (rest, frest) = (
+            hay.get(oe + 1..).unwrap_or_default(),
+            f.get(se + 1..).unwrap_or_default(),
+        );
+        let case_ok = |e: &Entry| e.folded || !self.prefix.folds || *e.text == *op;
+        // Coded entries are looked up by the codes of the later segments
+        // when `segs` holds them all.
+        let split = if indexed {
+            es.partition_point(|(_, c)| *c == NO_CODE)
+        } else {
+            es.len()
+        };
+        let (plain, coded) = es.split_at(split.min(es.len()));
+        for (e, _) in plain {
+            if case_ok(e) && tail_fits(&e.tail, e.folded, rest, frest) {
+                out.push(e.id);
+            }
+        }
+        if coded.is_empty() {
+            return;
+        }
+        for k in j + 1..segs.len() {
+            let Some(sg) = segs.get_mut(k) else { break };
+            if sg.code == NO_CODE {
+                sg.code = code_of_ext(if self.prefix.folds {
+                    sg.ext(f, true)
+                } else {
+                    sg.ext(hay, false)
+                });
+            }
+            let code = sg.code;
+            let from = coded.partition_point(|(_, c)| *c < code);
+            for (e, c) in coded.get(from..).unwrap_or_default() {
+                // The run of this code.
+                if *c != code {
+                    break;
+                }
+                let t = match &e.tail {
+                    Tail::Child(t) if k == j + 1 => t,
+                    Tail::Deep(t) => t,
+                    _ => continue,
+                };
+                let seg = if e.folded {
+                    f.get(sg.s..sg.se)
+                } else {
+                    hay.get(sg.o..sg.oe)
+                };
+                if case_ok(e) && seg.is_some_and(|x| x.ends_with(t)) {
+                    out.push(e.id);
+                }
+            }
+        }
+    }
+}
+
+/// Segments a query indexes for the tails of prefix rules; a deeper path
+/// is checked segment by segment, its tails by splitting.
+const MAX_SEGS: usize = 16;
+
+/// One segment of a query: its bounds in the path as it is (`o..oe`) and
+/// folded (`s..se`), and its extension code once computed.
+#[derive(Clone, Copy, Debug, Default)]
+struct Seg {
+    o: usize,
+    oe: usize,
+    s: usize,
+    se: usize,
+    /// Where its last `.` is (at the same offset in both forms), when
+    /// `scanned`.
+    dot: Option<usize>,
+    scanned: bool,
+    code: u64,
+}
+
+impl Seg {
+    /// Its final extension in `text` (the path as it is or folded).
+    #[inline]
+    fn ext<'t>(&self, text: &'t [u8], folded: bool) -> Option<&'t [u8]> {
+        match self.dot {
+            Some(d) if self.scanned => text.get(d..self.oe),
+            None if self.scanned => None,
+            _ => {
+                let seg = if folded {
+                    text.get(self.s..self.se)
+                } else {
+                    text.get(self.o..self.oe)
+                };
+                seg.and_then(final_ext)
+            }
+        }
+    }
+}
+
+/// A query's path as it is and folded.
+struct Query<'a> {
+    hay: &'a [u8],
+    f: &'a [u8],
 }
 
 #[cfg(test)]
