@@ -55,7 +55,8 @@ const MAX_RULES: usize = 8;
 /// defaults. `cargo test` replays a finding with every configuration.
 fn config_name(b: u8) -> &'static str {
     match b % 16 {
-        0..=6 => "one-shot",
+        0..=5 => "one-shot",
+        6 => "blowup-0",
         7..=9 => "small",
         10..=11 => "small-latch-1",
         12 => "split",
