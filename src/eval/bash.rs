@@ -2,7 +2,7 @@
 //! and edits, the hosts it contacts, and the command as a whole
 //! (SPEC §8, §9.1, §13 "Evaluation").
 
-use super::action::{Access, Action, Actions, Cand, ModeFacts, Needs, Target, chain_of};
+use super::action::{Access, Action, Actions, ModeFacts, Needs, Target, chain_of};
 use super::context::EvalContext;
 use super::decision::ActionKind;
 use super::mode;
@@ -22,7 +22,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             reading.source(inc.script, &inc.span)
         ));
     }
-    let red = reduce::invocations_with(&reading, needs.texts());
+    let red = reduce::invocations_with(&reading, needs.texts(), &mut out.texts);
     for sub in &red.scripts {
         for inc in &sub.incomplete {
             out.incomplete.push(format!(
@@ -130,14 +130,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             read_only &= a.kind == ActionKind::Read && a.facts.inside && !dynamic;
             accept_edits &= a.facts.inside && !dynamic;
         }
-        let cands: Vec<Cand> = inv
-            .candidates
-            .into_iter()
-            .map(|c| Cand {
-                text: c.text,
-                for_allow: c.for_allow,
-            })
-            .collect();
+        let cands = inv.cands;
         // Its first candidate (the text as written) when it has one (see
         // `Action::subject`).
         let subject = if cands.is_empty() {
@@ -276,7 +269,7 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
             call_rules: false,
             target: Target::Path {
                 access,
-                tool: tool.to_string(),
+                tool,
                 from_bash: true,
                 widened: false,
                 chain,
@@ -318,7 +311,7 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
             call_rules: false,
             target: Target::Path {
                 access,
-                tool: tool.to_string(),
+                tool,
                 from_bash: true,
                 widened: true,
                 chain: vec![abs],

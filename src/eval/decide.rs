@@ -23,6 +23,7 @@ use super::decision::{ActionReport, DecidingRule, Decision, Outcome, RuleMatch, 
 use super::mode;
 use crate::policy::PermissionMode;
 use crate::rule::Effect;
+use crate::shell::reduce::CandTexts;
 
 /// The precedence key of a match: its level, then deny rules before ask
 /// rules, then policy order.
@@ -34,6 +35,7 @@ fn key(m: &RuleMatch<'_>) -> (Effect, Effect, usize) {
 /// (`matches[i]` for `actions[i]`, in any order).
 pub(crate) fn decide<'p>(
     actions: Vec<Action>,
+    texts: &CandTexts,
     matches: Vec<Vec<RuleMatch<'p>>>,
     incomplete: Vec<String>,
     mode: Option<PermissionMode>,
@@ -91,7 +93,7 @@ pub(crate) fn decide<'p>(
         reports.push(ActionReport {
             kind: action.kind,
             needs_approval: action.needs_approval,
-            subject: action.into_subject(),
+            subject: action.into_subject(texts),
             matches: ms,
             outcome,
         });

@@ -1148,15 +1148,12 @@ impl Dir {
             });
         }
         let Dir::Known(d) = self else { return None };
-        let joined = if d.path.is_empty() {
-            path.to_string()
+        let path = if d.path.is_empty() {
+            normal(path)
         } else {
-            format!("{}/{}", d.path, path)
+            normal(&format!("{}/{}", d.path, path))
         };
-        Some(PathRef {
-            base: d.base,
-            path: normal(&joined),
-        })
+        Some(PathRef { base: d.base, path })
     }
 }
 

@@ -224,6 +224,11 @@ pub struct Invocation {
     pub form: Option<String>,
     /// Candidate texts (on [`Role::Command`] invocations).
     pub candidates: Vec<Candidate>,
+    /// Its candidates in the [`CandTexts`] the reduction wrote them into
+    /// (a range of its list); [`invocations`] copies them into
+    /// `candidates`, the evaluator matches them where they are.
+    #[serde(skip)]
+    pub(crate) cands: std::ops::Range<usize>,
     /// Files it names.
     pub files: Vec<FileUse>,
     /// Hosts it contacts.
@@ -239,7 +244,91 @@ pub struct Invocation {
 
 /// Reduces every command of a reading. Never panics.
 pub fn invocations(reading: &Reading) -> Reduction {
-    invocations_with(reading, Texts::All)
+    let mut buf = CandTexts::default();
+    let mut red = invocations_with(reading, Texts::All, &mut buf);
+    for inv in &mut red.invocations {
+        inv.candidates = buf
+            .list
+            .get(inv.cands.clone())
+            .unwrap_or(&[])
+            .iter()
+            .map(|c| Candidate {
+                text: buf.text.get(c.text.clone()).unwrap_or("").to_string(),
+                for_allow: c.for_allow,
+            })
+            .collect();
+    }
+    red
+}
+
+/// The candidate texts of a reduction, written one after another into
+/// one buffer: no allocation per text, and the evaluator keeps the buffer
+/// from call to call.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CandTexts {
+    /// Every candidate's text.
+    pub(crate) text: String,
+    /// Each candidate: a range of `text`.
+    pub(crate) list: Vec<CandSpan>,
+}
+
+/// One candidate of a [`CandTexts`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CandSpan {
+    /// Its text: a range of [`CandTexts::text`].
+    pub(crate) text: std::ops::Range<usize>,
+    /// Allow rules may match it too.
+    pub(crate) for_allow: bool,
+}
+
+impl CandTexts {
+    /// Empties it, keeping its room.
+    pub(crate) fn clear(&mut self) {
+        self.text.clear();
+        self.list.clear();
+    }
+
+    /// Candidate `i`'s text and whether allow rules may match it.
+    pub(crate) fn get(&self, i: usize) -> Option<(&str, bool)> {
+        let c = self.list.get(i)?;
+        Some((self.text.get(c.text.clone())?, c.for_allow))
+    }
+
+    /// Adds `text` as a candidate (and of the candidates from `from` on,
+    /// an equal one takes `for_allow` instead).
+    pub(crate) fn push(&mut self, text: &str, from: usize, for_allow: bool) {
+        let start = self.text.len();
+        self.text.push_str(text);
+        self.finish(start, from, for_allow);
+    }
+
+    /// Ends the candidate written into `text` from byte `start`: dropped
+    /// when it equals one of the candidates from `from` on (which then
+    /// also serves allow rules when it does).
+    fn finish(&mut self, start: usize, from: usize, for_allow: bool) {
+        let Some(new) = self.text.get(start..) else {
+            return;
+        };
+        let text = &self.text;
+        let same = self
+            .list
+            .get(from..)
+            .unwrap_or(&[])
+            .iter()
+            .position(|c| text.get(c.text.clone()) == Some(new));
+        match same {
+            Some(k) => {
+                if let Some(c) = self.list.get_mut(from + k) {
+                    c.for_allow |= for_allow;
+                }
+                self.text.truncate(start);
+            }
+            None => self.list.push(CandSpan {
+                text: start..self.text.len(),
+                for_allow,
+            }),
+        }
+    }
 }
 
 /// Which candidate texts to build.
@@ -256,14 +345,17 @@ pub(crate) enum Texts {
     All,
 }
 
-/// [`invocations`], building only the candidate texts `texts` says.
-pub(crate) fn invocations_with(reading: &Reading, texts: Texts) -> Reduction {
+/// [`invocations`], building only the candidate texts `texts` says, into
+/// `buf` (each invocation's `cands` is a range of its list; `candidates`
+/// stay empty).
+pub(crate) fn invocations_with(reading: &Reading, texts: Texts, buf: &mut CandTexts) -> Reduction {
     let mut ctx = Ctx {
         // Room for each command and a wrapper: an invocation is large, and
         // the allocator's path for blocks of a kilobyte and more is slow.
         out: Vec::with_capacity(reading.commands.len() + 1),
+        scripts: Vec::new(),
         texts,
-        ..Ctx::default()
+        buf,
     };
     reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
     let complete = reading.is_complete()
@@ -276,12 +368,13 @@ pub(crate) fn invocations_with(reading: &Reading, texts: Texts) -> Reduction {
     }
 }
 
-#[derive(Default)]
-struct Ctx {
+struct Ctx<'b> {
     out: Vec<Invocation>,
     scripts: Vec<Reading>,
     /// Which candidates to build.
     texts: Texts,
+    /// Where they are written.
+    buf: &'b mut CandTexts,
 }
 
 /// Where a chain's words came from, for source texts.
@@ -295,7 +388,7 @@ struct Origin<'a> {
 }
 
 fn reduce_reading(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     reading: &Reading,
     idx: usize,
     parent: Option<usize>,
@@ -381,7 +474,7 @@ enum Next {
 
 #[allow(clippy::too_many_arguments)]
 fn chain(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     origin: Origin<'_>,
     c: &Command,
     words: Vec<Word>,
@@ -578,7 +671,8 @@ fn chain(
         inv.form = form
             .as_ref()
             .map(|f| render_words(f.iter().copied(), false));
-        let cands = candidates(
+        let from = ctx.buf.list.len();
+        candidates(
             origin,
             c,
             &layers,
@@ -586,8 +680,9 @@ fn chain(
             form.as_deref(),
             alt.as_deref(),
             ctx.texts,
+            ctx.buf,
         );
-        inv.candidates = cands;
+        inv.cands = from..ctx.buf.list.len();
     }
     // Scripts the action runs.
     if let Some(s) = script {
@@ -666,6 +761,7 @@ fn invocation(
         subcommand: None,
         form: None,
         candidates: Vec::new(),
+        cands: 0..0,
         files: found.files,
         hosts: found.hosts,
         exec: found.exec,
@@ -1190,13 +1286,14 @@ enum Basename {
     System,
 }
 
-fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
-    let mut out = String::with_capacity(64);
+/// Writes the candidate of shape `s` at the end of `out`.
+fn build(out: &mut String, layers: &[Layer], action_words: &[Word], s: &Shape<'_>) {
+    let start = out.len();
     for a in s.assignments {
-        if !out.is_empty() {
+        if out.len() > start {
             out.push(' ');
         }
-        render_assignment(&mut out, a);
+        render_assignment(out, a);
     }
     let last = layers.len() - 1;
     let base_of = |w: &Word| match s.basename {
@@ -1208,7 +1305,7 @@ fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
     // arguments word is not part of the text as written.
     let fed = layers.iter().take(last).skip(s.from).any(|l| l.feeds);
     let emit = |out: &mut String, k: usize, w: &Word| {
-        if !out.is_empty() {
+        if out.len() > start {
             out.push(' ');
         }
         push_word(out, w, k == 0 && base_of(w));
@@ -1216,7 +1313,7 @@ fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
     for (j, l) in layers.iter().enumerate().skip(s.from) {
         if j != last {
             for (k, w) in l.own.iter().enumerate() {
-                emit(&mut out, k, w);
+                emit(out, k, w);
             }
             continue;
         }
@@ -1236,22 +1333,27 @@ fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
         }
         for k in 0..n {
             if let Some(w) = at(k) {
-                emit(&mut out, k, w);
+                emit(out, k, w);
             }
         }
     }
-    out
 }
 
-/// The source text of a command from byte `from`, redirections removed and
-/// blank runs collapsed.
-fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
+/// Writes the source text of a command from byte `from` at the end of
+/// `out`, redirections removed and blank runs collapsed; false (nothing
+/// written) when it has none.
+fn source_text(out: &mut String, origin: Origin<'_>, c: &Command, from: usize) -> bool {
     if !origin.sourced {
-        return None;
+        return false;
     }
-    let script = origin.reading.scripts.get(c.script)?;
+    let Some(script) = origin.reading.scripts.get(c.script) else {
+        return false;
+    };
     let end = c.span.end;
-    let text = script.text.get(from..end)?;
+    let Some(text) = script.text.get(from..end) else {
+        return false;
+    };
+    let start = out.len();
     // Without redirections inside and line continuations, the words are
     // the runs between blanks.
     if !c
@@ -1262,7 +1364,6 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
     {
         let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n');
         let bytes = text.as_bytes();
-        let mut out = String::with_capacity(text.len());
         let mut i = 0;
         while i < bytes.len() {
             i += bytes
@@ -1273,14 +1374,14 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
                 .get(i..)
                 .map_or(0, |r| r.iter().take_while(|b| !blank(b)).count());
             if s < i {
-                if !out.is_empty() {
+                if out.len() > start {
                     out.push(' ');
                 }
                 // Split only at ASCII blanks: on character boundaries.
                 out.push_str(text.get(s..i).unwrap_or(""));
             }
         }
-        return Some(out);
+        return true;
     }
     let mut cut: Vec<std::ops::Range<usize>> = c
         .redirections
@@ -1292,7 +1393,6 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
     // Runs of other bytes are copied whole; the text is split only at
     // ASCII bytes and at redirection spans, so on character boundaries.
     let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
     let mut blank = false;
     let mut run: Option<usize> = None;
     let mut next_cut = 0;
@@ -1304,7 +1404,7 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
     };
     while let Some(&b) = bytes.get(i) {
         if let Some(r) = cut.get(next_cut).filter(|r| i >= r.start) {
-            flush(&mut out, &mut run, i);
+            flush(out, &mut run, i);
             blank = true;
             i = i.max(r.end);
             next_cut += 1;
@@ -1312,18 +1412,18 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
         }
         // A line continuation joins the lines it splits.
         if b == b'\\' && bytes.get(i + 1) == Some(&b'\n') {
-            flush(&mut out, &mut run, i);
+            flush(out, &mut run, i);
             i += 2;
             continue;
         }
         if matches!(b, b' ' | b'\t' | b'\n') {
-            flush(&mut out, &mut run, i);
+            flush(out, &mut run, i);
             blank = true;
             i += 1;
             continue;
         }
         if run.is_none() {
-            if blank && !out.is_empty() {
+            if blank && out.len() > start {
                 out.push(' ');
             }
             blank = false;
@@ -1331,10 +1431,11 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
         }
         i += 1;
     }
-    flush(&mut out, &mut run, bytes.len());
-    Some(out)
+    flush(out, &mut run, bytes.len());
+    true
 }
 
+#[allow(clippy::too_many_arguments)]
 fn candidates(
     origin: Origin<'_>,
     c: &Command,
@@ -1343,16 +1444,12 @@ fn candidates(
     form: Option<&[&Word]>,
     alt: Option<&[&Word]>,
     texts: Texts,
-) -> Vec<Candidate> {
+    buf: &mut CandTexts,
+) {
     let deny_candidates = texts == Texts::All;
-    let mut out: Vec<Candidate> = Vec::new();
-    let mut add = |text: String, for_allow: bool| {
-        if let Some(c) = out.iter_mut().find(|c| c.text == text) {
-            c.for_allow |= for_allow;
-        } else {
-            out.push(Candidate { text, for_allow });
-        }
-    };
+    // Each text is written at the end of the buffer and dropped again when
+    // it repeats one of this invocation's candidates.
+    let from = buf.list.len();
     let top = layers.first().and_then(|l| l.start).is_some();
     let assignments: &[Assignment] = if top { &c.assignments } else { &[] };
     // Allow: safe assignments, transparent wrappers, system directories.
@@ -1397,23 +1494,23 @@ fn candidates(
         &[Basename::No]
     };
     for a in assign_allow {
-        for from in 0..=transparent {
+        for skip in 0..=transparent {
             for &b in allow_bases {
-                add(
-                    build(
-                        layers,
-                        action_words,
-                        &Shape {
-                            assignments: a,
-                            from,
-                            basename: b,
-                            form: None,
-                        },
-                    ),
-                    true,
+                let start = buf.text.len();
+                build(
+                    &mut buf.text,
+                    layers,
+                    action_words,
+                    &Shape {
+                        assignments: a,
+                        from: skip,
+                        basename: b,
+                        form: None,
+                    },
                 );
+                buf.finish(start, from, true);
                 if texts == Texts::First {
-                    return out;
+                    return;
                 }
             }
         }
@@ -1421,8 +1518,9 @@ fn candidates(
     // Source texts.
     let any_fed_before = |j: usize| layers.iter().take(j).any(|l| l.feeds);
     if top {
-        if let Some(src) = source_text(origin, c, c.span.start) {
-            add(src, true);
+        let start = buf.text.len();
+        if source_text(&mut buf.text, origin, c, c.span.start) {
+            buf.finish(start, from, true);
         }
     }
     for (j, l) in layers.iter().enumerate() {
@@ -1437,13 +1535,14 @@ fn candidates(
             if !allow && !deny_candidates {
                 continue;
             }
-            if let Some(src) = source_text(origin, c, start) {
-                add(src, allow);
+            let at = buf.text.len();
+            if source_text(&mut buf.text, origin, c, start) {
+                buf.finish(at, from, allow);
             }
         }
     }
     if !deny_candidates {
-        return out;
+        return;
     }
     // Deny and ask: every combination.
     let none: &[Assignment] = &[];
@@ -1459,27 +1558,26 @@ fn candidates(
         .map(|(_, f)| f)
         .collect();
     for &a in assigns {
-        for from in 0..layers.len() {
+        for skip in 0..layers.len() {
             for &b in deny_bases {
                 for &f in &forms {
-                    add(
-                        build(
-                            layers,
-                            action_words,
-                            &Shape {
-                                assignments: a,
-                                from,
-                                basename: b,
-                                form: f,
-                            },
-                        ),
-                        false,
+                    let start = buf.text.len();
+                    build(
+                        &mut buf.text,
+                        layers,
+                        action_words,
+                        &Shape {
+                            assignments: a,
+                            from: skip,
+                            basename: b,
+                            form: f,
+                        },
                     );
+                    buf.finish(start, from, false);
                 }
             }
         }
     }
-    out
 }
 
 /// The directory each command of a reading runs in (SPEC §13: `cd` and
