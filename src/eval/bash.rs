@@ -65,34 +65,35 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
         target: Target::Tool,
         facts: ModeFacts::default(),
     });
-    // What needs the whole chain is computed first; then each invocation
-    // is taken apart without copying its texts.
-    #[allow(clippy::type_complexity)]
-    let chains: Vec<Option<(bool, Vec<String>, Vec<Vec<Word>>)>> = (0..red.invocations.len())
-        .map(|i| {
-            (red.invocations[i].role == Role::Command).then(|| {
-                (
-                    plain_chain(&red.invocations, i),
-                    if needs.holes() {
-                        holes_of(&red.invocations, i)
-                    } else {
-                        Vec::new()
-                    },
-                    if needs.words {
-                        wrapper_argvs(&red.invocations, i)
-                    } else {
-                        Vec::new()
-                    },
-                )
-            })
-        })
-        .collect();
-    for (inv, chain) in red.invocations.into_iter().zip(chains) {
+    // Each invocation is taken apart without copying its texts; what
+    // needs the chain around it reads the invocations before it (its
+    // wrappers and the command whose script it is), whose files, hosts,
+    // executing options and action words are taken already.
+    // The mode facts matter only under a mode (SPEC §9.3).
+    let moded = ctx.mode().is_some();
+    let mut invs = red.invocations;
+    for i in 0..invs.len() {
+        let chain = (invs[i].role == Role::Command).then(|| {
+            (
+                moded && plain_chain(&invs, i),
+                if needs.holes() {
+                    holes_of(&invs, i)
+                } else {
+                    Vec::new()
+                },
+                if needs.words {
+                    wrapper_argvs(&invs, i)
+                } else {
+                    Vec::new()
+                },
+            )
+        });
+        let inv = &mut invs[i];
         let files_start = out.list.len();
         for f in &inv.files {
             file_actions(f, ctx, out);
         }
-        for h in inv.hosts {
+        for h in std::mem::take(&mut inv.hosts) {
             out.list.push(Action {
                 kind: ActionKind::Fetch,
                 needs_approval: false,
@@ -111,8 +112,6 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
         let Some((plain, holes, wrappers)) = chain else {
             continue;
         };
-        // The mode facts matter only under a mode (SPEC §9.3).
-        let moded = ctx.mode().is_some();
         let mut read_only = moded
             && plain
             && !inv.program.dynamic
@@ -130,7 +129,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             read_only &= a.kind == ActionKind::Read && a.facts.inside && !dynamic;
             accept_edits &= a.facts.inside && !dynamic;
         }
-        let cands = inv.cands;
+        let cands = inv.cands.clone();
         // Its first candidate (the text as written) when it has one (see
         // `Action::subject`).
         let subject = if cands.is_empty() {
@@ -145,10 +144,14 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             call_rules: true,
             target: Target::Run {
                 cands,
-                words: if needs.words { inv.words } else { Vec::new() },
+                words: if needs.words {
+                    std::mem::take(&mut inv.words)
+                } else {
+                    Vec::new()
+                },
                 wrappers,
                 holes,
-                exec: inv.exec,
+                exec: std::mem::take(&mut inv.exec),
             },
             facts: ModeFacts {
                 read_only,

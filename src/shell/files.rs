@@ -1099,12 +1099,19 @@ pub(crate) enum Dir {
 }
 
 impl Dir {
-    /// The start directory.
+    /// The start directory (one per thread, shared: no allocation per
+    /// reading).
     pub(crate) fn start() -> Dir {
-        Dir::known(PathRef {
-            base: Base::Cwd,
-            path: String::new(),
-        })
+        fn new() -> Dir {
+            Dir::known(PathRef {
+                base: Base::Cwd,
+                path: String::new(),
+            })
+        }
+        thread_local! {
+            static START: Dir = new();
+        }
+        START.try_with(Dir::clone).unwrap_or_else(|_| new())
     }
 
     /// A known directory; one longer than `PATH_MAX` (4096 bytes) cannot be

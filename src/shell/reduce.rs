@@ -111,15 +111,20 @@ pub struct Program {
 
 /// Whether a program word names a program in a system directory.
 fn in_system_dir(w: &Word) -> bool {
-    !w.is_dynamic()
-        && w.text()
-            .rsplit_once('/')
-            .is_some_and(|(d, _)| programs::SYSTEM_DIRS.contains(&d))
+    !w.is_dynamic() && split_dir(w.text()).is_some_and(|(d, _)| programs::SYSTEM_DIRS.contains(&d))
+}
+
+/// A name's directory and basename, split at its last `/` (a byte scan:
+/// names are short, and `rsplit_once` sets up a searcher for each).
+fn split_dir(name: &str) -> Option<(&str, &str)> {
+    let k = name.bytes().rposition(|b| b == b'/')?;
+    // `/` is ASCII: both sides are on character boundaries.
+    Some((name.get(..k)?, name.get(k + 1..)?))
 }
 
 /// A program name's basename.
 fn basename(name: &str) -> &str {
-    name.rsplit_once('/').map_or(name, |(_, b)| b)
+    split_dir(name).map_or(name, |(_, b)| b)
 }
 
 impl Program {
@@ -141,7 +146,7 @@ impl Program {
                 dynamic: true,
             };
         }
-        let (dir, base) = match written.rsplit_once('/') {
+        let (dir, base) = match split_dir(&written) {
             Some((d, b)) => (Some(d), b),
             None => (None, written.as_str()),
         };
@@ -1196,16 +1201,12 @@ pub fn render_word(w: &Word) -> String {
     s
 }
 
-fn push_word(out: &mut String, w: &Word, basename: bool) {
+fn push_word(out: &mut String, w: &Word, base: bool) {
     if w.is_dynamic() {
         out.push_str(w.text());
         return;
     }
-    let t = if basename {
-        w.text().rsplit('/').next().unwrap_or(w.text())
-    } else {
-        w.text()
-    };
+    let t = if base { basename(w.text()) } else { w.text() };
     push_quoted(out, t);
 }
 
