@@ -22,7 +22,9 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             reading.source(inc.script, &inc.span)
         ));
     }
-    let red = reduce::invocations_with(&reading, needs.texts(), &mut out.texts);
+    // The subcommand serves the permission modes only (SPEC §9.3).
+    let moded = ctx.mode().is_some();
+    let red = reduce::invocations_with(&reading, needs.texts(), moded, &mut out.texts);
     for sub in &red.scripts {
         for inc in &sub.incomplete {
             out.incomplete.push(format!(
@@ -70,7 +72,6 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
     // wrappers and the command whose script it is), whose files, hosts,
     // executing options and action words are taken already.
     // The mode facts matter only under a mode (SPEC §9.3).
-    let moded = ctx.mode().is_some();
     let mut invs = red.invocations;
     for i in 0..invs.len() {
         let chain = (invs[i].role == Role::Command).then(|| {

@@ -250,7 +250,7 @@ pub struct Invocation {
 /// Reduces every command of a reading. Never panics.
 pub fn invocations(reading: &Reading) -> Reduction {
     let mut buf = CandTexts::default();
-    let mut red = invocations_with(reading, Texts::All, &mut buf);
+    let mut red = invocations_with(reading, Texts::All, true, &mut buf);
     for inv in &mut red.invocations {
         inv.candidates = buf
             .list
@@ -352,14 +352,22 @@ pub(crate) enum Texts {
 
 /// [`invocations`], building only the candidate texts `texts` says, into
 /// `buf` (each invocation's `cands` is a range of its list; `candidates`
-/// stay empty).
-pub(crate) fn invocations_with(reading: &Reading, texts: Texts, buf: &mut CandTexts) -> Reduction {
+/// stay empty), and each action's subcommand and subcommand form only
+/// when `texts` is [`Texts::All`] (the deny and ask candidates use the
+/// form) or `subcommands` asks for them.
+pub(crate) fn invocations_with(
+    reading: &Reading,
+    texts: Texts,
+    subcommands: bool,
+    buf: &mut CandTexts,
+) -> Reduction {
     let mut ctx = Ctx {
         // Room for each command and a wrapper: an invocation is large, and
         // the allocator's path for blocks of a kilobyte and more is slow.
         out: Vec::with_capacity(reading.commands.len() + 1),
         scripts: Vec::new(),
         texts,
+        subcommands: subcommands || texts == Texts::All,
         buf,
     };
     reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
@@ -378,6 +386,8 @@ struct Ctx<'b> {
     scripts: Vec<Reading>,
     /// Which candidates to build.
     texts: Texts,
+    /// Whether to find the subcommand and the subcommand form.
+    subcommands: bool,
     /// Where they are written.
     buf: &'b mut CandTexts,
 }
@@ -671,7 +681,11 @@ fn chain(
     // Subcommand form and candidates.
     {
         let inv = &mut ctx.out[action];
-        let (sub, form, alt) = subcommand_form(&inv.words);
+        let (sub, form, alt) = if ctx.subcommands {
+            subcommand_form(&inv.words)
+        } else {
+            (None, None, None)
+        };
         inv.subcommand = sub;
         inv.form = form
             .as_ref()
@@ -1355,14 +1369,19 @@ fn source_text(out: &mut String, origin: Origin<'_>, c: &Command, from: usize) -
         return false;
     };
     let start = out.len();
-    // Without redirections inside and line continuations, the words are
-    // the runs between blanks.
-    if !c
+    let redirected = c
         .redirections
         .iter()
-        .any(|r| r.span.start >= from && r.span.end <= end)
-        && !text.contains("\\\n")
-    {
+        .any(|r| r.span.start >= from && r.span.end <= end);
+    // Most commands are written with single spaces: the text is its own
+    // source text.
+    if !redirected && single_spaced(text.as_bytes()) {
+        out.push_str(text);
+        return true;
+    }
+    // Without redirections inside and line continuations, the words are
+    // the runs between blanks.
+    if !redirected && !text.contains("\\\n") {
         let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n');
         let bytes = text.as_bytes();
         let mut i = 0;
@@ -1434,6 +1453,19 @@ fn source_text(out: &mut String, origin: Origin<'_>, c: &Command, from: usize) -
     }
     flush(out, &mut run, bytes.len());
     true
+}
+
+/// Whether a text has no tab or newline, no run of spaces, and no space
+/// at either end (it is collapsed already).
+fn single_spaced(t: &[u8]) -> bool {
+    let mut prev = b' ';
+    for &b in t {
+        if b == b'\t' || b == b'\n' || (b == b' ' && prev == b' ') {
+            return false;
+        }
+        prev = b;
+    }
+    prev != b' '
 }
 
 #[allow(clippy::too_many_arguments)]
