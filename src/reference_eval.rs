@@ -12,7 +12,7 @@ use crate::eval::action::{self, Access, Action, Actions, Target};
 use crate::eval::call::ToolCall;
 use crate::eval::{
     self, ActionReport, DecidingRule, Decision, EvalContext, How, Outcome, PolicyFacts, RuleMatch,
-    Verdict,
+    Subject, Verdict,
 };
 use crate::paths::relative_to;
 use crate::policy::{LoadedPolicy, PermissionMode, SourceRoot};
@@ -162,7 +162,7 @@ impl ReferenceEvaluator {
                 Pattern::Command(p) => {
                     rule.governs(&call.tool)
                         && eval::raw_applies(rule, *complete)
-                        && command_matches(p, text)
+                        && command_matches(p, texts.texts.text_of(text))
                 }
                 _ => false,
             },
@@ -403,7 +403,7 @@ fn plain_precedence<'p>(
         sorted.dedup_by(|x, y| x.index == y.index && x.how == y.how);
         reports.push(ActionReport {
             kind: a.kind,
-            subject: a.subject(texts).to_string(),
+            subject: Subject::from(a.subject(texts)),
             needs_approval: a.needs_approval,
             matches: sorted,
             outcome,

@@ -13,6 +13,7 @@ use crate::error::{Error, ErrorKind};
 use crate::eval::call::ToolCall;
 use crate::rule::{COMMAND_TOOLS, EDIT_TOOLS, READ_TOOLS};
 use crate::shell::reduce::CandTexts;
+use std::borrow::Cow;
 
 /// Read or edit, for path actions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,9 +50,13 @@ pub(crate) enum Target {
         /// allow rules must name what it does.
         exec: Vec<String>,
     },
-    /// The whole command text: exact rules, and every deny and ask command
-    /// rule when the reading is incomplete.
-    Raw { text: String, complete: bool },
+    /// The whole command text (a range of [`Actions::texts`]' text):
+    /// exact rules, and every deny and ask command rule when the reading
+    /// is incomplete.
+    Raw {
+        text: std::ops::Range<usize>,
+        complete: bool,
+    },
     /// A path. `chain` is the path itself, then each hop of its symlink
     /// chain, then its real path (the last entry) when symlinks are
     /// followed; always at least the path.
@@ -99,7 +104,9 @@ pub(crate) struct ModeFacts {
 #[derive(Clone, Debug)]
 pub(crate) struct Action {
     pub kind: ActionKind,
-    pub subject: String,
+    /// What it is about; empty for an action named by the text it is
+    /// matched by (see [`Action::subject`]).
+    pub subject: Cow<'static, str>,
     pub needs_approval: bool,
     /// The call-level rules (tool name, fields) apply to it.
     pub call_rules: bool,
@@ -116,24 +123,9 @@ impl Action {
             return &self.subject;
         }
         match &self.target {
-            Target::Raw { text, .. } => text,
+            Target::Raw { text, .. } => texts.text_of(text),
             Target::Run { cands, .. } => texts.get(cands.start).map_or("", |(t, _)| t),
             _ => "",
-        }
-    }
-
-    /// [`Action::subject`], taken out of the action (a run's is copied
-    /// out of `texts`).
-    pub fn into_subject(self, texts: &CandTexts) -> String {
-        if !self.subject.is_empty() {
-            return self.subject;
-        }
-        match self.target {
-            Target::Raw { text, .. } => text,
-            Target::Run { cands, .. } => texts
-                .get(cands.start)
-                .map_or(String::new(), |(t, _)| t.to_string()),
-            _ => String::new(),
         }
     }
 }
@@ -249,7 +241,8 @@ pub(crate) fn derive_with(
         out.texts.push(command, at, true);
         out.list.push(Action {
             kind: ActionKind::Run,
-            subject: command.to_string(),
+            // Its candidate, the command (see `Action::subject`).
+            subject: Cow::Borrowed(""),
             needs_approval: true,
             call_rules: true,
             target: Target::Run {
@@ -288,7 +281,7 @@ pub(crate) fn derive_with(
             } else {
                 ActionKind::Edit
             },
-            subject: abs,
+            subject: abs.into(),
             needs_approval: true,
             call_rules: true,
             target: Target::Path {
@@ -318,7 +311,7 @@ pub(crate) fn derive_with(
         }
         out.list.push(Action {
             kind: ActionKind::Fetch,
-            subject: host.clone().unwrap_or_else(|| url.to_string()),
+            subject: host.clone().unwrap_or_else(|| url.to_string()).into(),
             needs_approval: true,
             call_rules: true,
             target: Target::Host { host },
@@ -328,7 +321,7 @@ pub(crate) fn derive_with(
     }
     out.list.push(Action {
         kind: ActionKind::Use,
-        subject: tool.to_string(),
+        subject: tool.to_string().into(),
         needs_approval: true,
         call_rules: true,
         target: Target::Tool,

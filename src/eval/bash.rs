@@ -10,6 +10,7 @@ use crate::shell::files::{self, Base, FileUse, PathRef};
 use crate::shell::programs;
 use crate::shell::reduce::{self, Invocation, Role};
 use crate::shell::{self, Word, WordKind};
+use std::borrow::Cow;
 
 /// Derives the actions of the Bash command `command` into `out`.
 /// What the policy cannot use (`needs`) is not built.
@@ -45,14 +46,23 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
         out.incomplete
             .push("the command could not be read completely".to_string());
     }
+    // Room for the command, the tool use, and a run, the files and the
+    // hosts of each invocation (a file may give two actions; rarely).
+    out.list.reserve(
+        2 + red
+            .invocations
+            .iter()
+            .map(|i| usize::from(i.role == Role::Command) + i.files.len() + i.hosts.len())
+            .sum::<usize>(),
+    );
     out.list.push(Action {
         kind: ActionKind::Command,
         // The text it is matched by (see `Action::subject`).
-        subject: String::new(),
+        subject: Cow::Borrowed(""),
         needs_approval: false,
         call_rules: false,
         target: Target::Raw {
-            text: command.to_string(),
+            text: out.texts.push_text(command),
             complete,
         },
         facts: ModeFacts::default(),
@@ -61,7 +71,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
     // nothing.
     out.list.push(Action {
         kind: ActionKind::Use,
-        subject: "Bash".to_string(),
+        subject: Cow::Borrowed("Bash"),
         needs_approval: false,
         call_rules: true,
         target: Target::Tool,
@@ -106,7 +116,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
                         host: Some(h.name.trim_end_matches('.').to_string()),
                     }
                 },
-                subject: h.name,
+                subject: h.name.into(),
                 facts: ModeFacts::default(),
             });
         }
@@ -134,9 +144,9 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
         // Its first candidate (the text as written) when it has one (see
         // `Action::subject`).
         let subject = if cands.is_empty() {
-            reduce::render_words(&inv.words, false)
+            Cow::Owned(reduce::render_words(&inv.words, false))
         } else {
-            String::new()
+            Cow::Borrowed("")
         };
         out.list.push(Action {
             kind: ActionKind::Run,
@@ -265,7 +275,7 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
         let inside = chain.iter().all(|p| ctx.in_working_dirs(p));
         out.list.push(Action {
             kind,
-            subject: abs,
+            subject: abs.into(),
             // A read inside the working directories is covered by its
             // command's approval; a read outside them, and every edit,
             // needs its own (SPEC §13).
@@ -296,7 +306,7 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
     if let Some(None) = expanded {
         out.list.push(Action {
             kind,
-            subject: f.text.clone(),
+            subject: f.text.clone().into(),
             needs_approval: true,
             call_rules: false,
             target: Target::DynamicPath {
@@ -310,7 +320,7 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
         let inside = ctx.in_working_dirs(&abs);
         out.list.push(Action {
             kind,
-            subject: abs.clone(),
+            subject: abs.clone().into(),
             needs_approval: access == Access::Edit || !inside,
             call_rules: false,
             target: Target::Path {
@@ -350,7 +360,7 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
     };
     out.list.push(Action {
         kind,
-        subject: text.clone(),
+        subject: text.clone().into(),
         needs_approval: access == Access::Edit,
         call_rules: false,
         target: Target::DynamicPath { access, text },

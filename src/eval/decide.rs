@@ -19,11 +19,12 @@
 //!    matched is allowed ([`super::mode::resolve`]).
 
 use super::action::Action;
-use super::decision::{ActionReport, DecidingRule, Decision, Outcome, RuleMatch, Verdict};
+use super::decision::{ActionReport, DecidingRule, Decision, Outcome, RuleMatch, Subject, Verdict};
 use super::mode;
 use crate::policy::PermissionMode;
 use crate::rule::Effect;
 use crate::shell::reduce::CandTexts;
+use std::sync::Arc;
 
 /// The precedence key of a match: its level, then deny rules before ask
 /// rules, then policy order.
@@ -36,14 +37,25 @@ fn key(m: &RuleMatch<'_>) -> (Effect, Effect, usize) {
 pub(crate) fn decide<'p>(
     actions: Vec<Action>,
     texts: &CandTexts,
+    subjects: &mut String,
     matches: Vec<Vec<RuleMatch<'p>>>,
     incomplete: Vec<String>,
     mode: Option<PermissionMode>,
 ) -> Decision<'p> {
     let mut reports = Vec::with_capacity(actions.len());
+    // Every subject in one shared text (one allocation per call).
+    subjects.clear();
+    for a in &actions {
+        subjects.push_str(a.subject(texts));
+    }
+    let shared: Arc<str> = Arc::from(subjects.as_str());
+    let mut at = 0;
     let mut best: [Option<RuleMatch<'p>>; 3] = [None, None, None];
     let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
     for (action, mut ms) in actions.into_iter().zip(matches) {
+        // (Its subject is the next one written above.)
+        let range = at..at + action.subject(texts).len();
+        at = range.end;
         ms.sort_by_key(key);
         ms.dedup_by(|a, b| a.index == b.index && a.how == b.how);
         let level = ms.first().map(RuleMatch::level);
@@ -93,7 +105,7 @@ pub(crate) fn decide<'p>(
         reports.push(ActionReport {
             kind: action.kind,
             needs_approval: action.needs_approval,
-            subject: action.into_subject(texts),
+            subject: Subject::shared(&shared, range),
             matches: ms,
             outcome,
         });

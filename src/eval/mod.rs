@@ -78,7 +78,7 @@ pub(crate) mod unify;
 
 pub use context::EvalContext;
 pub use decision::{
-    ActionKind, ActionReport, DecidingRule, Decision, How, Outcome, RuleMatch, Verdict,
+    ActionKind, ActionReport, DecidingRule, Decision, How, Outcome, RuleMatch, Subject, Verdict,
 };
 
 use crate::compile::{AnchorDirs, Config, Kind, Matches, Policy};
@@ -159,6 +159,8 @@ struct Scratch {
     matches: Matches,
     ids: Vec<(u32, How)>,
     texts: CandTexts,
+    /// The subjects of a call's actions, written one after another.
+    subjects: String,
 }
 
 thread_local! {
@@ -363,7 +365,14 @@ impl Evaluator {
             Ok(mut scratch) => {
                 let s = &mut *scratch;
                 let texts = std::mem::take(&mut s.texts);
-                let (d, texts) = self.evaluate_in(call, ctx, texts, &mut s.matches, &mut s.ids);
+                let (d, texts) = self.evaluate_in(
+                    call,
+                    ctx,
+                    texts,
+                    &mut s.matches,
+                    &mut s.ids,
+                    &mut s.subjects,
+                );
                 s.texts = texts;
                 d
             }
@@ -375,6 +384,7 @@ impl Evaluator {
                     CandTexts::default(),
                     &mut Matches::new(),
                     &mut Vec::new(),
+                    &mut String::new(),
                 )
                 .0
             }
@@ -390,6 +400,7 @@ impl Evaluator {
         texts: CandTexts,
         m: &mut Matches,
         ids: &mut Vec<(u32, How)>,
+        subjects: &mut String,
     ) -> (Result<Decision<'p>, Error>, CandTexts) {
         // Without deny and ask command rules, the widened candidates
         // could only meet allow rules, which never use them.
@@ -415,12 +426,13 @@ impl Evaluator {
             project: Some(ctx.project_dir()),
             sources: &roots_ref,
         };
-        let d = self.decide_actions(call, ctx, &mut actions, &dirs, m, ids);
+        let d = self.decide_actions(call, ctx, &mut actions, &dirs, m, ids, subjects);
         (d, actions.texts)
     }
 
     /// Matches each action and decides (`m` and `ids` are scratch; the
     /// actions' list is taken, their texts left).
+    #[allow(clippy::too_many_arguments)]
     fn decide_actions<'p>(
         &'p self,
         call: &ToolCall,
@@ -429,6 +441,7 @@ impl Evaluator {
         dirs: &AnchorDirs<'_>,
         m: &mut Matches,
         ids: &mut Vec<(u32, How)>,
+        subjects: &mut String,
     ) -> Result<Decision<'p>, Error> {
         let call_ids = self.call_ids(call, m);
         let mut all = Vec::with_capacity(actions.list.len());
@@ -454,6 +467,7 @@ impl Evaluator {
         Ok(decide::decide(
             std::mem::take(&mut actions.list),
             &actions.texts,
+            subjects,
             all,
             std::mem::take(&mut actions.incomplete),
             ctx.mode(),
@@ -543,7 +557,8 @@ impl Evaluator {
                 }
             }
             Target::Raw { text, complete } => {
-                self.policy.find(Kind::Command, Some(tool), text, m);
+                self.policy
+                    .find(Kind::Command, Some(tool), texts.text_of(text), m);
                 for &id in m.ids() {
                     if let Some(r) = rule(id) {
                         if raw_applies(r, *complete) {

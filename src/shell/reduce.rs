@@ -299,6 +299,20 @@ impl CandTexts {
         Some((self.text.get(c.text.clone())?, c.for_allow))
     }
 
+    /// Writes `text` (not a candidate: a text kept with them, such as a
+    /// whole command) and returns where it is.
+    pub(crate) fn push_text(&mut self, text: &str) -> std::ops::Range<usize> {
+        let start = self.text.len();
+        self.text.push_str(text);
+        start..self.text.len()
+    }
+
+    /// A text written with [`CandTexts::push_text`] (empty when out of
+    /// range).
+    pub(crate) fn text_of(&self, r: &std::ops::Range<usize>) -> &str {
+        self.text.get(r.clone()).unwrap_or("")
+    }
+
     /// Adds `text` as a candidate (and of the candidates from `from` on,
     /// an equal one takes `for_allow` instead).
     pub(crate) fn push(&mut self, text: &str, from: usize, for_allow: bool) {
@@ -368,6 +382,7 @@ pub(crate) fn invocations_with(
         scripts: Vec::new(),
         texts,
         subcommands: subcommands || texts == Texts::All,
+        layers: Vec::new(),
         buf,
     };
     reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
@@ -388,6 +403,9 @@ struct Ctx<'b> {
     texts: Texts,
     /// Whether to find the subcommand and the subcommand form.
     subcommands: bool,
+    /// Emptied layer vectors, for the next chains (one per nesting level
+    /// of chains in progress).
+    layers: Vec<Vec<Layer>>,
     /// Where they are written.
     buf: &'b mut CandTexts,
 }
@@ -520,7 +538,8 @@ fn chain(
     let mut cur = words;
     let mut start = 0usize;
     let mut sourced = origin.sourced;
-    let mut layers: Vec<Layer> = Vec::new();
+    // (A vector of an earlier chain, emptied: no allocation per chain.)
+    let mut layers: Vec<Layer> = ctx.layers.pop().unwrap_or_default();
     let mut script: Option<Result<String, Gap>> = None;
     let mut replace: Option<String> = None;
     loop {
@@ -754,6 +773,8 @@ fn chain(
             chain(ctx, o, c, inner, Some(action), d, dir, false);
         }
     }
+    layers.clear();
+    ctx.layers.push(layers);
     Some(action)
 }
 
