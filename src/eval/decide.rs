@@ -33,7 +33,10 @@ fn key(m: &RuleMatch<'_>) -> (Effect, Effect, usize) {
 }
 
 /// Decides a call from its actions and the rules that matched each
-/// (`matches[i]` for `actions[i]`, in any order).
+/// (`matches[i]` for `actions[i]`, in any order). With `with_reports`
+/// false, the decision's actions are left empty (a caller that wants the
+/// verdict and the deciding rule only).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn decide<'p>(
     actions: Vec<Action>,
     texts: &CandTexts,
@@ -41,15 +44,19 @@ pub(crate) fn decide<'p>(
     matches: Vec<Vec<RuleMatch<'p>>>,
     incomplete: Vec<String>,
     mode: Option<PermissionMode>,
+    with_reports: bool,
 ) -> Decision<'p> {
-    let mut reports = Vec::with_capacity(actions.len());
+    let mut reports = Vec::with_capacity(if with_reports { actions.len() } else { 0 });
     // Every subject in one shared text (one allocation per call).
-    subjects.clear();
-    for a in &actions {
-        subjects.push_str(a.subject(texts));
-    }
-    let shared: Arc<str> = Arc::from(subjects.as_str());
+    let shared: Option<Arc<str>> = with_reports.then(|| {
+        subjects.clear();
+        for a in &actions {
+            subjects.push_str(a.subject(texts));
+        }
+        Arc::from(subjects.as_str())
+    });
     let mut at = 0;
+    let mut any_needs_approval = false;
     let mut best: [Option<RuleMatch<'p>>; 3] = [None, None, None];
     let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
     for (action, mut ms) in actions.into_iter().zip(matches) {
@@ -102,13 +109,16 @@ pub(crate) fn decide<'p>(
                 best[slot] = Some(*m);
             }
         }
-        reports.push(ActionReport {
-            kind: action.kind,
-            needs_approval: action.needs_approval,
-            subject: Subject::shared(&shared, range),
-            matches: ms,
-            outcome,
-        });
+        any_needs_approval |= action.needs_approval;
+        if let Some(shared) = &shared {
+            reports.push(ActionReport {
+                kind: action.kind,
+                needs_approval: action.needs_approval,
+                subject: Subject::shared(shared, range),
+                matches: ms,
+                outcome,
+            });
+        }
     }
     let deciding = |m: Option<RuleMatch<'p>>| {
         m.map(|m| DecidingRule {
@@ -127,7 +137,7 @@ pub(crate) fn decide<'p>(
         } else {
             (Verdict::Ask, None)
         }
-    } else if unmatched || !reports.iter().any(|r| r.needs_approval) {
+    } else if unmatched || !any_needs_approval {
         (Verdict::None, None)
     } else {
         (Verdict::Allow, deciding(best[2]))

@@ -361,6 +361,26 @@ impl Evaluator {
         call: &ToolCall,
         ctx: &EvalContext,
     ) -> Result<Decision<'p>, Error> {
+        self.evaluate_with(call, ctx, true)
+    }
+
+    /// [`Evaluator::evaluate`] without the decision's actions (left
+    /// empty): the verdict, the deciding rule and why the reading is
+    /// incomplete only, for a caller that reports nothing else.
+    pub(crate) fn evaluate_brief<'p>(
+        &'p self,
+        call: &ToolCall,
+        ctx: &EvalContext,
+    ) -> Result<Decision<'p>, Error> {
+        self.evaluate_with(call, ctx, false)
+    }
+
+    fn evaluate_with<'p>(
+        &'p self,
+        call: &ToolCall,
+        ctx: &EvalContext,
+        with_reports: bool,
+    ) -> Result<Decision<'p>, Error> {
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
             Ok(mut scratch) => {
                 let s = &mut *scratch;
@@ -372,6 +392,7 @@ impl Evaluator {
                     &mut s.matches,
                     &mut s.ids,
                     &mut s.subjects,
+                    with_reports,
                 );
                 s.texts = texts;
                 d
@@ -385,6 +406,7 @@ impl Evaluator {
                     &mut Matches::new(),
                     &mut Vec::new(),
                     &mut String::new(),
+                    with_reports,
                 )
                 .0
             }
@@ -401,6 +423,7 @@ impl Evaluator {
         m: &mut Matches,
         ids: &mut Vec<(u32, How)>,
         subjects: &mut String,
+        with_reports: bool,
     ) -> (Result<Decision<'p>, Error>, CandTexts) {
         // Without deny and ask command rules, the widened candidates
         // could only meet allow rules, which never use them.
@@ -426,7 +449,14 @@ impl Evaluator {
             project: Some(ctx.project_dir()),
             sources: &roots_ref,
         };
-        let d = self.decide_actions(call, ctx, &mut actions, &dirs, m, ids, subjects);
+        let d = self.decide_actions(
+            call,
+            ctx,
+            &mut actions,
+            &dirs,
+            (m, ids, subjects),
+            with_reports,
+        );
         (d, actions.texts)
     }
 
@@ -439,9 +469,8 @@ impl Evaluator {
         ctx: &EvalContext,
         actions: &mut action::Actions,
         dirs: &AnchorDirs<'_>,
-        m: &mut Matches,
-        ids: &mut Vec<(u32, How)>,
-        subjects: &mut String,
+        (m, ids, subjects): (&mut Matches, &mut Vec<(u32, How)>, &mut String),
+        with_reports: bool,
     ) -> Result<Decision<'p>, Error> {
         let call_ids = self.call_ids(call, m);
         let mut all = Vec::with_capacity(actions.list.len());
@@ -471,6 +500,7 @@ impl Evaluator {
             all,
             std::mem::take(&mut actions.incomplete),
             ctx.mode(),
+            with_reports,
         ))
     }
 
