@@ -382,55 +382,25 @@ impl Evaluator {
         with_reports: bool,
     ) -> Result<Decision<'p>, Error> {
         SCRATCH.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut scratch) => {
-                let s = &mut *scratch;
-                let texts = std::mem::take(&mut s.texts);
-                let (d, texts) = self.evaluate_in(
-                    call,
-                    ctx,
-                    texts,
-                    &mut s.matches,
-                    &mut s.ids,
-                    &mut s.subjects,
-                    with_reports,
-                );
-                s.texts = texts;
-                d
-            }
+            Ok(mut scratch) => self.evaluate_in(call, ctx, &mut scratch, with_reports),
             // Busy only if evaluation re-entered itself: fresh buffers.
-            Err(_) => {
-                self.evaluate_in(
-                    call,
-                    ctx,
-                    CandTexts::default(),
-                    &mut Matches::new(),
-                    &mut Vec::new(),
-                    &mut String::new(),
-                    with_reports,
-                )
-                .0
-            }
+            Err(_) => self.evaluate_in(call, ctx, &mut Scratch::default(), with_reports),
         })
     }
 
-    /// [`Evaluator::evaluate`] with the buffers given (`m` and `ids` are
-    /// scratch, `texts` is handed back for the next call).
+    /// [`Evaluator::evaluate`] with the buffers of `s` (its candidate
+    /// texts' buffer is handed back to it for the next call).
     fn evaluate_in<'p>(
         &'p self,
         call: &ToolCall,
         ctx: &EvalContext,
-        texts: CandTexts,
-        m: &mut Matches,
-        ids: &mut Vec<(u32, How)>,
-        subjects: &mut String,
+        s: &mut Scratch,
         with_reports: bool,
-    ) -> (Result<Decision<'p>, Error>, CandTexts) {
+    ) -> Result<Decision<'p>, Error> {
         // Without deny and ask command rules, the widened candidates
         // could only meet allow rules, which never use them.
-        let mut actions = match action::derive_with(call, ctx, self.needs, texts) {
-            Ok(a) => a,
-            Err(e) => return (Err(e), CandTexts::default()),
-        };
+        let texts = std::mem::take(&mut s.texts);
+        let mut actions = action::derive_with(call, ctx, self.needs, texts)?;
         // The sources' roots are needed only by path actions.
         let roots_ref: Vec<(&str, &str)> = if actions
             .list
@@ -454,10 +424,11 @@ impl Evaluator {
             ctx,
             &mut actions,
             &dirs,
-            (m, ids, subjects),
+            (&mut s.matches, &mut s.ids, &mut s.subjects),
             with_reports,
         );
-        (d, actions.texts)
+        s.texts = actions.texts;
+        d
     }
 
     /// Matches each action and decides (`m` and `ids` are scratch; the
