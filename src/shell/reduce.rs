@@ -275,6 +275,26 @@ pub(crate) struct CandTexts {
     pub(crate) text: String,
     /// Each candidate: a range of `text`.
     pub(crate) list: Vec<CandSpan>,
+    /// Emptied layer vectors of earlier chains, for the next ones (one
+    /// per nesting level of chains in progress): kept with the buffer,
+    /// so a reduction allocates none.
+    layers: Spare,
+}
+
+/// [`CandTexts::layers`]: room only, so a copy starts without it.
+#[derive(Default)]
+struct Spare(Vec<Vec<Layer>>);
+
+impl Clone for Spare {
+    fn clone(&self) -> Spare {
+        Spare::default()
+    }
+}
+
+impl std::fmt::Debug for Spare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} spare layer vectors", self.0.len())
+    }
 }
 
 /// One candidate of a [`CandTexts`].
@@ -287,8 +307,16 @@ pub(crate) struct CandSpan {
 }
 
 impl CandTexts {
-    /// Empties it, keeping its room.
+    /// Empties it, keeping its room (unless a hostile command made it
+    /// large: then it starts afresh, so a long batch's memory stays flat).
     pub(crate) fn clear(&mut self) {
+        const KEEP: usize = 1 << 20;
+        if self.text.capacity() > KEEP {
+            self.text = String::new();
+        }
+        if self.list.capacity() > KEEP / 16 {
+            self.list = Vec::new();
+        }
         self.text.clear();
         self.list.clear();
     }
@@ -382,7 +410,6 @@ pub(crate) fn invocations_with(
         scripts: Vec::new(),
         texts,
         subcommands: subcommands || texts == Texts::All,
-        layers: Vec::new(),
         buf,
     };
     reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
@@ -403,9 +430,6 @@ struct Ctx<'b> {
     texts: Texts,
     /// Whether to find the subcommand and the subcommand form.
     subcommands: bool,
-    /// Emptied layer vectors, for the next chains (one per nesting level
-    /// of chains in progress).
-    layers: Vec<Vec<Layer>>,
     /// Where they are written.
     buf: &'b mut CandTexts,
 }
@@ -539,7 +563,7 @@ fn chain(
     let mut start = 0usize;
     let mut sourced = origin.sourced;
     // (A vector of an earlier chain, emptied: no allocation per chain.)
-    let mut layers: Vec<Layer> = ctx.layers.pop().unwrap_or_default();
+    let mut layers: Vec<Layer> = ctx.buf.layers.0.pop().unwrap_or_default();
     let mut script: Option<Result<String, Gap>> = None;
     let mut replace: Option<String> = None;
     loop {
@@ -774,7 +798,7 @@ fn chain(
         }
     }
     layers.clear();
-    ctx.layers.push(layers);
+    ctx.buf.layers.0.push(layers);
     Some(action)
 }
 
