@@ -61,7 +61,10 @@ pub(crate) fn decide<'p>(
     let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
     for (action, mut ms) in actions.into_iter().zip(matches) {
         // (Its subject is the next one written above.)
-        let range = at..at + action.subject(texts).len();
+        let range = match shared {
+            Some(_) => at..at + action.subject(texts).len(),
+            None => 0..0,
+        };
         at = range.end;
         ms.sort_by_key(key);
         ms.dedup_by(|a, b| a.index == b.index && a.how == b.how);
