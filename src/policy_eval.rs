@@ -467,7 +467,8 @@ pub fn evaluate(
     with_context(root, cwd, |ctx| {
         for action in actions {
             let rule = with_call(action, |call| {
-                let decision = engine.evaluate(call, ctx)?;
+                // Only the deciding rule is reported: no action reports.
+                let decision = engine.evaluate_brief(call, ctx)?;
                 Ok::<_, Error>(
                     decision
                         .rule

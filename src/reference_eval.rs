@@ -8,16 +8,17 @@
 //! rule on random and corpus-drawn policies and calls.
 
 use crate::error::Error;
-use crate::eval::action::{self, Access, Action, Target};
+use crate::eval::action::{self, Access, Action, Actions, Target};
 use crate::eval::call::ToolCall;
 use crate::eval::{
     self, ActionReport, DecidingRule, Decision, EvalContext, How, Outcome, PolicyFacts, RuleMatch,
-    Verdict,
+    Subject, Verdict,
 };
 use crate::paths::relative_to;
 use crate::policy::{LoadedPolicy, PermissionMode, SourceRoot};
 use crate::reference::{command_matches, domain_matches, field_matches, path_matches};
 use crate::rule::{Dialect, DomainPattern, Effect, Pattern, Rule};
+use crate::shell::reduce::CandTexts;
 
 /// The reference evaluator over a list of rules in policy order.
 #[derive(Clone, Debug)]
@@ -80,12 +81,12 @@ impl ReferenceEvaluator {
             let mut found: Vec<(usize, How)> = Vec::new();
             for (i, rule) in self.rules.iter().enumerate() {
                 if (a.call_rules && self.call_rule_matches(rule, call))
-                    || self.target_matches(rule, call, a, ctx)
+                    || self.target_matches(rule, call, a, &actions, ctx)
                 {
                     found.push((i, How::Matches));
                 }
             }
-            self.could(call, a, ctx, &mut found);
+            self.could(call, a, &actions, ctx, &mut found);
             all.push(
                 found
                     .into_iter()
@@ -102,6 +103,7 @@ impl ReferenceEvaluator {
         eval::propagate_exact_allow(&actions.list, &mut all);
         Ok(plain_precedence(
             &actions.list,
+            &actions.texts,
             all,
             actions.incomplete,
             ctx.mode(),
@@ -120,7 +122,14 @@ impl ReferenceEvaluator {
         }
     }
 
-    fn target_matches(&self, rule: &Rule, call: &ToolCall, a: &Action, ctx: &EvalContext) -> bool {
+    fn target_matches(
+        &self,
+        rule: &Rule,
+        call: &ToolCall,
+        a: &Action,
+        texts: &Actions,
+        ctx: &EvalContext,
+    ) -> bool {
         match &a.target {
             Target::Tool | Target::DynamicPath { .. } | Target::DynamicHost => false,
             Target::Run {
@@ -134,10 +143,10 @@ impl ReferenceEvaluator {
                     return false;
                 }
                 match &rule.pattern {
-                    Pattern::Command(p) => cands.iter().any(|c| {
+                    Pattern::Command(p) => texts.cands(cands).any(|c| {
                         (rule.effect != Effect::Allow
                             || (c.for_allow && eval::names_exec(rule, exec)))
-                            && command_matches(p, &c.text)
+                            && command_matches(p, c.text)
                     }),
                     Pattern::Tokens(t) => {
                         crate::eval::tokens::tokens_match(t, words)
@@ -153,7 +162,7 @@ impl ReferenceEvaluator {
                 Pattern::Command(p) => {
                     rule.governs(&call.tool)
                         && eval::raw_applies(rule, *complete)
-                        && command_matches(p, text)
+                        && command_matches(p, texts.texts.text_of(text))
                 }
                 _ => false,
             },
@@ -201,7 +210,14 @@ impl ReferenceEvaluator {
 
     /// The deny and ask rules that could match what is dynamic in an
     /// action.
-    fn could(&self, call: &ToolCall, a: &Action, ctx: &EvalContext, found: &mut Vec<(usize, How)>) {
+    fn could(
+        &self,
+        call: &ToolCall,
+        a: &Action,
+        texts: &Actions,
+        ctx: &EvalContext,
+        found: &mut Vec<(usize, How)>,
+    ) {
         let certain: Vec<usize> = found.iter().map(|&(i, _)| i).collect();
         let rule = |i: usize| self.rules.get(i);
         let narrowing = |r: &Rule| r.effect != Effect::Allow;
@@ -231,6 +247,7 @@ impl ReferenceEvaluator {
                         }
                     }
                 }
+                let cands: Vec<&str> = texts.cands(cands).map(|c| c.text).collect();
                 let pool = self.order.iter().copied().filter(|&i| {
                     let r = &self.rules[i];
                     !certain.contains(&i)
@@ -239,14 +256,12 @@ impl ReferenceEvaluator {
                         && match &r.pattern {
                             Pattern::Command(p) => {
                                 let lit = eval::unify::command_literal_prefix(&p.form);
-                                cands
-                                    .iter()
-                                    .any(|c| eval::prefix_compatible(&c.text, holes, lit))
+                                cands.iter().any(|c| eval::prefix_compatible(c, holes, lit))
                             }
                             _ => false,
                         }
                 });
-                eval::could_commands(pool, rule, cands, holes, found);
+                eval::could_commands(pool, rule, &cands, holes, found);
             }
             Target::Path {
                 access,
@@ -321,6 +336,7 @@ fn governs_access(r: &Rule, access: Access) -> bool {
 /// Precedence, written plainly (SPEC §9.2, §9.3).
 fn plain_precedence<'p>(
     actions: &[Action],
+    texts: &CandTexts,
     matches: Vec<Vec<RuleMatch<'p>>>,
     incomplete: Vec<String>,
     mode: Option<PermissionMode>,
@@ -387,7 +403,7 @@ fn plain_precedence<'p>(
         sorted.dedup_by(|x, y| x.index == y.index && x.how == y.how);
         reports.push(ActionReport {
             kind: a.kind,
-            subject: a.subject().to_string(),
+            subject: Subject::from(a.subject(texts)),
             needs_approval: a.needs_approval,
             matches: sorted,
             outcome,

@@ -12,6 +12,8 @@ use super::decision::ActionKind;
 use crate::error::{Error, ErrorKind};
 use crate::eval::call::ToolCall;
 use crate::rule::{COMMAND_TOOLS, EDIT_TOOLS, READ_TOOLS};
+use crate::shell::reduce::CandTexts;
+use std::borrow::Cow;
 
 /// Read or edit, for path actions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,9 +23,9 @@ pub(crate) enum Access {
 }
 
 /// A text a command rule is matched against.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Cand {
-    pub text: String,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Cand<'a> {
+    pub text: &'a str,
     /// Allow rules may match it too (SPEC §8.4).
     pub for_allow: bool,
 }
@@ -36,7 +38,8 @@ pub(crate) enum Target {
     /// One invocation: its candidate texts, its words (for tuff token
     /// rules), and the source texts of its dynamic and glob words.
     Run {
-        cands: Vec<Cand>,
+        /// Its candidate texts: a range of [`Actions::texts`]' list.
+        cands: std::ops::Range<usize>,
         words: Vec<crate::shell::Word>,
         /// The argv of each wrapper around it, outermost first (its own
         /// words and the command it wraps): deny and ask token rules that
@@ -47,9 +50,13 @@ pub(crate) enum Target {
         /// allow rules must name what it does.
         exec: Vec<String>,
     },
-    /// The whole command text: exact rules, and every deny and ask command
-    /// rule when the reading is incomplete.
-    Raw { text: String, complete: bool },
+    /// The whole command text (a range of [`Actions::texts`]' text):
+    /// exact rules, and every deny and ask command rule when the reading
+    /// is incomplete.
+    Raw {
+        text: std::ops::Range<usize>,
+        complete: bool,
+    },
     /// A path. `chain` is the path itself, then each hop of its symlink
     /// chain, then its real path (the last entry) when symlinks are
     /// followed; always at least the path.
@@ -57,7 +64,7 @@ pub(crate) enum Target {
         access: Access,
         /// The tool whose rules govern it (`Read`/`Edit` for a Bash
         /// command's files, where `strict` rules do not apply).
-        tool: String,
+        tool: &'static str,
         from_bash: bool,
         /// Only deny and ask rules apply (a path known through `$HOME`
         /// or `~` expansion, SPEC §8.4).
@@ -97,7 +104,9 @@ pub(crate) struct ModeFacts {
 #[derive(Clone, Debug)]
 pub(crate) struct Action {
     pub kind: ActionKind,
-    pub subject: String,
+    /// What it is about; empty for an action named by the text it is
+    /// matched by (see [`Action::subject`]).
+    pub subject: Cow<'static, str>,
     pub needs_approval: bool,
     /// The call-level rules (tool name, fields) apply to it.
     pub call_rules: bool,
@@ -108,27 +117,15 @@ pub(crate) struct Action {
 impl Action {
     /// What the action is about: its own subject, or — when that is
     /// empty — the text it is matched by (a command's whole text, a run's
-    /// first candidate), which is not copied twice.
-    pub fn subject(&self) -> &str {
+    /// first candidate in `texts`), which is not copied twice.
+    pub fn subject<'a>(&'a self, texts: &'a CandTexts) -> &'a str {
         if !self.subject.is_empty() {
             return &self.subject;
         }
         match &self.target {
-            Target::Raw { text, .. } => text,
-            Target::Run { cands, .. } => cands.first().map_or("", |c| c.text.as_str()),
+            Target::Raw { text, .. } => texts.text_of(text),
+            Target::Run { cands, .. } => texts.get(cands.start).map_or("", |(t, _)| t),
             _ => "",
-        }
-    }
-
-    /// [`Action::subject`], taken out of the action.
-    pub fn into_subject(self) -> String {
-        if !self.subject.is_empty() {
-            return self.subject;
-        }
-        match self.target {
-            Target::Raw { text, .. } => text,
-            Target::Run { cands, .. } => cands.into_iter().next().map_or(String::new(), |c| c.text),
-            _ => String::new(),
         }
     }
 }
@@ -138,6 +135,29 @@ impl Action {
 pub(crate) struct Actions {
     pub list: Vec<Action>,
     pub incomplete: Vec<String>,
+    /// The candidate texts of its runs (reused from call to call by the
+    /// evaluator).
+    pub texts: CandTexts,
+}
+
+impl Actions {
+    /// Empty actions writing their candidate texts into `texts` (cleared).
+    pub fn with_texts(mut texts: CandTexts) -> Actions {
+        texts.clear();
+        Actions {
+            list: Vec::new(),
+            incomplete: Vec::new(),
+            texts,
+        }
+    }
+
+    /// The candidates of a run (`cands`, from its target).
+    pub fn cands(&self, cands: &std::ops::Range<usize>) -> impl Iterator<Item = Cand<'_>> {
+        cands.clone().filter_map(|i| {
+            let (text, for_allow) = self.texts.get(i)?;
+            Some(Cand { text, for_allow })
+        })
+    }
 }
 
 fn call_error(msg: String) -> Error {
@@ -146,7 +166,7 @@ fn call_error(msg: String) -> Error {
 
 /// Derives the actions of `call` in `ctx`.
 pub(crate) fn derive(call: &ToolCall, ctx: &EvalContext) -> Result<Actions, Error> {
-    derive_with(call, ctx, Needs::ALL)
+    derive_with(call, ctx, Needs::ALL, CandTexts::default())
 }
 
 /// What of a Bash command's runs a policy can use: the rest is not built
@@ -190,14 +210,17 @@ impl Needs {
     }
 }
 
-/// [`derive`], building only what `needs` says a policy can use.
+/// [`derive`], building only what `needs` says a policy can use, with the
+/// candidate texts written into `texts` (a buffer kept from an earlier
+/// call: cleared first).
 pub(crate) fn derive_with(
     call: &ToolCall,
     ctx: &EvalContext,
     needs: Needs,
+    texts: CandTexts,
 ) -> Result<Actions, Error> {
     let tool = call.tool.as_str();
-    let mut out = Actions::default();
+    let mut out = Actions::with_texts(texts);
     if COMMAND_TOOLS.contains(&tool) {
         let Some(command) = call.command() else {
             return Err(call_error(format!("a {tool} call needs a string command")));
@@ -214,16 +237,16 @@ pub(crate) fn derive_with(
                 "a PowerShell call needs a string command".into(),
             ));
         };
+        let at = out.texts.list.len();
+        out.texts.push(command, at, true);
         out.list.push(Action {
             kind: ActionKind::Run,
-            subject: command.to_string(),
+            // Its candidate, the command (see `Action::subject`).
+            subject: Cow::Borrowed(""),
             needs_approval: true,
             call_rules: true,
             target: Target::Run {
-                cands: vec![Cand {
-                    text: command.to_string(),
-                    for_allow: true,
-                }],
+                cands: at..out.texts.list.len(),
                 words: Vec::new(),
                 wrappers: Vec::new(),
                 holes: Vec::new(),
@@ -234,7 +257,9 @@ pub(crate) fn derive_with(
         return Ok(out);
     }
     let read = READ_TOOLS.contains(&tool);
-    if read || EDIT_TOOLS.contains(&tool) {
+    // The tool's name as the table spells it (no copy per call).
+    let file_tool = READ_TOOLS.iter().chain(EDIT_TOOLS).find(|t| **t == tool);
+    if let Some(&file_tool) = file_tool {
         let path = match call.path() {
             Some(p) => p,
             None if matches!(tool, "Glob" | "Grep" | "LSP") => ".",
@@ -256,12 +281,12 @@ pub(crate) fn derive_with(
             } else {
                 ActionKind::Edit
             },
-            subject: abs,
+            subject: abs.into(),
             needs_approval: true,
             call_rules: true,
             target: Target::Path {
                 access,
-                tool: tool.to_string(),
+                tool: file_tool,
                 from_bash: false,
                 widened: false,
                 chain,
@@ -286,7 +311,7 @@ pub(crate) fn derive_with(
         }
         out.list.push(Action {
             kind: ActionKind::Fetch,
-            subject: host.clone().unwrap_or_else(|| url.to_string()),
+            subject: host.clone().unwrap_or_else(|| url.to_string()).into(),
             needs_approval: true,
             call_rules: true,
             target: Target::Host { host },
@@ -296,7 +321,7 @@ pub(crate) fn derive_with(
     }
     out.list.push(Action {
         kind: ActionKind::Use,
-        subject: tool.to_string(),
+        subject: tool.to_string().into(),
         needs_approval: true,
         call_rules: true,
         target: Target::Tool,

@@ -2,7 +2,7 @@
 //! and edits, the hosts it contacts, and the command as a whole
 //! (SPEC §8, §9.1, §13 "Evaluation").
 
-use super::action::{Access, Action, Actions, Cand, ModeFacts, Needs, Target, chain_of};
+use super::action::{Access, Action, Actions, ModeFacts, Needs, Target, chain_of};
 use super::context::EvalContext;
 use super::decision::ActionKind;
 use super::mode;
@@ -10,6 +10,7 @@ use crate::shell::files::{self, Base, FileUse, PathRef};
 use crate::shell::programs;
 use crate::shell::reduce::{self, Invocation, Role};
 use crate::shell::{self, Word, WordKind};
+use std::borrow::Cow;
 
 /// Derives the actions of the Bash command `command` into `out`.
 /// What the policy cannot use (`needs`) is not built.
@@ -22,7 +23,9 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             reading.source(inc.script, &inc.span)
         ));
     }
-    let red = reduce::invocations_with(&reading, needs.texts());
+    // The subcommand serves the permission modes only (SPEC §9.3).
+    let moded = ctx.mode().is_some();
+    let red = reduce::invocations_with(&reading, needs.texts(), moded, &mut out.texts);
     for sub in &red.scripts {
         for inc in &sub.incomplete {
             out.incomplete.push(format!(
@@ -43,14 +46,23 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
         out.incomplete
             .push("the command could not be read completely".to_string());
     }
+    // Room for the command, the tool use, and a run, the files and the
+    // hosts of each invocation (a file may give two actions; rarely).
+    out.list.reserve(
+        2 + red
+            .invocations
+            .iter()
+            .map(|i| usize::from(i.role == Role::Command) + i.files.len() + i.hosts.len())
+            .sum::<usize>(),
+    );
     out.list.push(Action {
         kind: ActionKind::Command,
         // The text it is matched by (see `Action::subject`).
-        subject: String::new(),
+        subject: Cow::Borrowed(""),
         needs_approval: false,
         call_rules: false,
         target: Target::Raw {
-            text: command.to_string(),
+            text: out.texts.push_text(command),
             complete,
         },
         facts: ModeFacts::default(),
@@ -59,40 +71,40 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
     // nothing.
     out.list.push(Action {
         kind: ActionKind::Use,
-        subject: "Bash".to_string(),
+        subject: Cow::Borrowed("Bash"),
         needs_approval: false,
         call_rules: true,
         target: Target::Tool,
         facts: ModeFacts::default(),
     });
-    // What needs the whole chain is computed first; then each invocation
-    // is taken apart without copying its texts.
-    #[allow(clippy::type_complexity)]
-    let chains: Vec<Option<(bool, Vec<String>, Vec<Vec<Word>>)>> = (0..red.invocations.len())
-        .map(|i| {
-            (red.invocations[i].role == Role::Command).then(|| {
-                (
-                    plain_chain(&red.invocations, i),
-                    if needs.holes() {
-                        holes_of(&red.invocations, i)
-                    } else {
-                        Vec::new()
-                    },
-                    if needs.words {
-                        wrapper_argvs(&red.invocations, i)
-                    } else {
-                        Vec::new()
-                    },
-                )
-            })
-        })
-        .collect();
-    for (inv, chain) in red.invocations.into_iter().zip(chains) {
+    // Each invocation is taken apart without copying its texts; what
+    // needs the chain around it reads the invocations before it (its
+    // wrappers and the command whose script it is), whose files, hosts,
+    // executing options and action words are taken already.
+    // The mode facts matter only under a mode (SPEC §9.3).
+    let mut invs = red.invocations;
+    for i in 0..invs.len() {
+        let chain = (invs[i].role == Role::Command).then(|| {
+            (
+                moded && plain_chain(&invs, i),
+                if needs.holes() {
+                    holes_of(&invs, i)
+                } else {
+                    Vec::new()
+                },
+                if needs.words {
+                    wrapper_argvs(&invs, i)
+                } else {
+                    Vec::new()
+                },
+            )
+        });
+        let inv = &mut invs[i];
         let files_start = out.list.len();
         for f in &inv.files {
             file_actions(f, ctx, out);
         }
-        for h in inv.hosts {
+        for h in std::mem::take(&mut inv.hosts) {
             out.list.push(Action {
                 kind: ActionKind::Fetch,
                 needs_approval: false,
@@ -104,15 +116,13 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
                         host: Some(h.name.trim_end_matches('.').to_string()),
                     }
                 },
-                subject: h.name,
+                subject: h.name.into(),
                 facts: ModeFacts::default(),
             });
         }
         let Some((plain, holes, wrappers)) = chain else {
             continue;
         };
-        // The mode facts matter only under a mode (SPEC §9.3).
-        let moded = ctx.mode().is_some();
         let mut read_only = moded
             && plain
             && !inv.program.dynamic
@@ -130,20 +140,13 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             read_only &= a.kind == ActionKind::Read && a.facts.inside && !dynamic;
             accept_edits &= a.facts.inside && !dynamic;
         }
-        let cands: Vec<Cand> = inv
-            .candidates
-            .into_iter()
-            .map(|c| Cand {
-                text: c.text,
-                for_allow: c.for_allow,
-            })
-            .collect();
+        let cands = inv.cands.clone();
         // Its first candidate (the text as written) when it has one (see
         // `Action::subject`).
         let subject = if cands.is_empty() {
-            reduce::render_words(&inv.words, false)
+            Cow::Owned(reduce::render_words(&inv.words, false))
         } else {
-            String::new()
+            Cow::Borrowed("")
         };
         out.list.push(Action {
             kind: ActionKind::Run,
@@ -152,10 +155,14 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             call_rules: true,
             target: Target::Run {
                 cands,
-                words: if needs.words { inv.words } else { Vec::new() },
+                words: if needs.words {
+                    std::mem::take(&mut inv.words)
+                } else {
+                    Vec::new()
+                },
                 wrappers,
                 holes,
-                exec: inv.exec,
+                exec: std::mem::take(&mut inv.exec),
             },
             facts: ModeFacts {
                 read_only,
@@ -268,7 +275,7 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
         let inside = chain.iter().all(|p| ctx.in_working_dirs(p));
         out.list.push(Action {
             kind,
-            subject: abs,
+            subject: abs.into(),
             // A read inside the working directories is covered by its
             // command's approval; a read outside them, and every edit,
             // needs its own (SPEC §13).
@@ -276,7 +283,7 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
             call_rules: false,
             target: Target::Path {
                 access,
-                tool: tool.to_string(),
+                tool,
                 from_bash: true,
                 widened: false,
                 chain,
@@ -299,7 +306,7 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
     if let Some(None) = expanded {
         out.list.push(Action {
             kind,
-            subject: f.text.clone(),
+            subject: f.text.clone().into(),
             needs_approval: true,
             call_rules: false,
             target: Target::DynamicPath {
@@ -313,12 +320,12 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
         let inside = ctx.in_working_dirs(&abs);
         out.list.push(Action {
             kind,
-            subject: abs.clone(),
+            subject: abs.clone().into(),
             needs_approval: access == Access::Edit || !inside,
             call_rules: false,
             target: Target::Path {
                 access,
-                tool: tool.to_string(),
+                tool,
                 from_bash: true,
                 widened: true,
                 chain: vec![abs],
@@ -353,7 +360,7 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
     };
     out.list.push(Action {
         kind,
-        subject: text.clone(),
+        subject: text.clone().into(),
         needs_approval: access == Access::Edit,
         call_rules: false,
         target: Target::DynamicPath { access, text },

@@ -19,10 +19,12 @@
 //!    matched is allowed ([`super::mode::resolve`]).
 
 use super::action::Action;
-use super::decision::{ActionReport, DecidingRule, Decision, Outcome, RuleMatch, Verdict};
+use super::decision::{ActionReport, DecidingRule, Decision, Outcome, RuleMatch, Subject, Verdict};
 use super::mode;
 use crate::policy::PermissionMode;
 use crate::rule::Effect;
+use crate::shell::reduce::CandTexts;
+use std::sync::Arc;
 
 /// The precedence key of a match: its level, then deny rules before ask
 /// rules, then policy order.
@@ -31,17 +33,39 @@ fn key(m: &RuleMatch<'_>) -> (Effect, Effect, usize) {
 }
 
 /// Decides a call from its actions and the rules that matched each
-/// (`matches[i]` for `actions[i]`, in any order).
+/// (`matches[i]` for `actions[i]`, in any order). With `with_reports`
+/// false, the decision's actions are left empty (a caller that wants the
+/// verdict and the deciding rule only).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn decide<'p>(
     actions: Vec<Action>,
+    texts: &CandTexts,
+    subjects: &mut String,
     matches: Vec<Vec<RuleMatch<'p>>>,
     incomplete: Vec<String>,
     mode: Option<PermissionMode>,
+    with_reports: bool,
 ) -> Decision<'p> {
-    let mut reports = Vec::with_capacity(actions.len());
+    let mut reports = Vec::with_capacity(if with_reports { actions.len() } else { 0 });
+    // Every subject in one shared text (one allocation per call).
+    let shared: Option<Arc<str>> = with_reports.then(|| {
+        subjects.clear();
+        for a in &actions {
+            subjects.push_str(a.subject(texts));
+        }
+        Arc::from(subjects.as_str())
+    });
+    let mut at = 0;
+    let mut any_needs_approval = false;
     let mut best: [Option<RuleMatch<'p>>; 3] = [None, None, None];
     let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
     for (action, mut ms) in actions.into_iter().zip(matches) {
+        // (Its subject is the next one written above.)
+        let range = match shared {
+            Some(_) => at..at + action.subject(texts).len(),
+            None => 0..0,
+        };
+        at = range.end;
         ms.sort_by_key(key);
         ms.dedup_by(|a, b| a.index == b.index && a.how == b.how);
         let level = ms.first().map(RuleMatch::level);
@@ -88,13 +112,16 @@ pub(crate) fn decide<'p>(
                 best[slot] = Some(*m);
             }
         }
-        reports.push(ActionReport {
-            kind: action.kind,
-            needs_approval: action.needs_approval,
-            subject: action.into_subject(),
-            matches: ms,
-            outcome,
-        });
+        any_needs_approval |= action.needs_approval;
+        if let Some(shared) = &shared {
+            reports.push(ActionReport {
+                kind: action.kind,
+                needs_approval: action.needs_approval,
+                subject: Subject::shared(shared, range),
+                matches: ms,
+                outcome,
+            });
+        }
     }
     let deciding = |m: Option<RuleMatch<'p>>| {
         m.map(|m| DecidingRule {
@@ -113,7 +140,7 @@ pub(crate) fn decide<'p>(
         } else {
             (Verdict::Ask, None)
         }
-    } else if unmatched || !reports.iter().any(|r| r.needs_approval) {
+    } else if unmatched || !any_needs_approval {
         (Verdict::None, None)
     } else {
         (Verdict::Allow, deciding(best[2]))

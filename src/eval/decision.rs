@@ -3,6 +3,8 @@
 use crate::policy::PermissionMode;
 use crate::rule::{Effect, Rule};
 use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
 
 /// The answer for a whole call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -156,6 +158,92 @@ impl Outcome {
     }
 }
 
+/// What an action is about ([`ActionReport::subject`]), read as a `&str`
+/// (it dereferences to one).
+///
+/// The subjects of one decision share one text: a call's evaluation
+/// makes one allocation for all of them, however many actions it has.
+#[derive(Clone)]
+pub struct Subject {
+    text: Arc<str>,
+    range: Range<usize>,
+}
+
+impl Subject {
+    /// `text[range]`, a subject sharing `text` with others.
+    pub(crate) fn shared(text: &Arc<str>, range: Range<usize>) -> Subject {
+        Subject {
+            text: Arc::clone(text),
+            range,
+        }
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        self.text.get(self.range.clone()).unwrap_or("")
+    }
+}
+
+impl From<&str> for Subject {
+    fn from(s: &str) -> Subject {
+        Subject {
+            range: 0..s.len(),
+            text: Arc::from(s),
+        }
+    }
+}
+
+impl std::ops::Deref for Subject {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for Subject {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Subject {
+    fn eq(&self, other: &Subject) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Subject {}
+
+impl PartialEq<str> for Subject {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+impl PartialEq<&str> for Subject {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl fmt::Debug for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Subject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl serde::Serialize for Subject {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
 /// One action of a call, with every rule that matched it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ActionReport<'p> {
@@ -163,7 +251,7 @@ pub struct ActionReport<'p> {
     pub kind: ActionKind,
     /// What it is about: the command text, the absolute path, the host,
     /// the tool name.
-    pub subject: String,
+    pub subject: Subject,
     /// Whether it needs approval for the call to be allowed (SPEC §9.2:
     /// every run of a Bash call, the file tool's path, the host, the tool
     /// use; and the files of a command as SPEC §13 says).

@@ -78,7 +78,7 @@ pub(crate) mod unify;
 
 pub use context::EvalContext;
 pub use decision::{
-    ActionKind, ActionReport, DecidingRule, Decision, How, Outcome, RuleMatch, Verdict,
+    ActionKind, ActionReport, DecidingRule, Decision, How, Outcome, RuleMatch, Subject, Verdict,
 };
 
 use crate::compile::image::PatternKind;
@@ -86,6 +86,7 @@ use crate::compile::{AnchorDirs, Config, Kind, Matches, Policy};
 use crate::error::Error;
 use crate::policy::{AdditionalDirectory, LoadedPolicy, PermissionMode, SourceRoot};
 use crate::rule::{DomainPattern, Effect, Pattern, Rule};
+use crate::shell::reduce::CandTexts;
 use action::{Access, Action, Target};
 use call::ToolCall;
 use serde_json::Value;
@@ -152,10 +153,19 @@ impl PolicyFacts {
     }
 }
 
+/// What every evaluation on a thread reuses: the match buffers and the
+/// candidate texts' buffer.
+#[derive(Default)]
+struct Scratch {
+    matches: Matches,
+    ids: Vec<(u32, How)>,
+    texts: CandTexts,
+    /// The subjects of a call's actions, written one after another.
+    subjects: String,
+}
+
 thread_local! {
-    /// Match buffers reused by every evaluation on a thread.
-    static SCRATCH: std::cell::RefCell<(Matches, Vec<(u32, How)>)> =
-        std::cell::RefCell::new((Matches::new(), Vec::new()));
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
 }
 
 /// The compiled evaluator: built once from a policy, asked once per call.
@@ -358,9 +368,46 @@ impl Evaluator {
         call: &ToolCall,
         ctx: &EvalContext,
     ) -> Result<Decision<'p>, Error> {
+        self.evaluate_with(call, ctx, true)
+    }
+
+    /// [`Evaluator::evaluate`] without the decision's actions (left
+    /// empty): the verdict, the deciding rule and why the reading is
+    /// incomplete only, for a caller that reports nothing else.
+    pub(crate) fn evaluate_brief<'p>(
+        &'p self,
+        call: &ToolCall,
+        ctx: &EvalContext,
+    ) -> Result<Decision<'p>, Error> {
+        self.evaluate_with(call, ctx, false)
+    }
+
+    fn evaluate_with<'p>(
+        &'p self,
+        call: &ToolCall,
+        ctx: &EvalContext,
+        with_reports: bool,
+    ) -> Result<Decision<'p>, Error> {
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => self.evaluate_in(call, ctx, &mut scratch, with_reports),
+            // Busy only if evaluation re-entered itself: fresh buffers.
+            Err(_) => self.evaluate_in(call, ctx, &mut Scratch::default(), with_reports),
+        })
+    }
+
+    /// [`Evaluator::evaluate`] with the buffers of `s` (its candidate
+    /// texts' buffer is handed back to it for the next call).
+    fn evaluate_in<'p>(
+        &'p self,
+        call: &ToolCall,
+        ctx: &EvalContext,
+        s: &mut Scratch,
+        with_reports: bool,
+    ) -> Result<Decision<'p>, Error> {
         // Without deny and ask command rules, the widened candidates
         // could only meet allow rules, which never use them.
-        let actions = action::derive_with(call, ctx, self.needs)?;
+        let texts = std::mem::take(&mut s.texts);
+        let mut actions = action::derive_with(call, ctx, self.needs, texts)?;
         // The sources' roots are needed only by path actions.
         let roots_ref: Vec<(&str, &str)> = if actions
             .list
@@ -379,32 +426,29 @@ impl Evaluator {
             project: Some(ctx.project_dir()),
             sources: &roots_ref,
         };
-        SCRATCH.with(|cell| match cell.try_borrow_mut() {
-            Ok(mut scratch) => {
-                let (m, ids) = &mut *scratch;
-                self.decide_actions(call, ctx, actions, &dirs, m, ids)
-            }
-            // Busy only if evaluation re-entered itself: fresh buffers.
-            Err(_) => self.decide_actions(
-                call,
-                ctx,
-                actions,
-                &dirs,
-                &mut Matches::new(),
-                &mut Vec::new(),
-            ),
-        })
+        let d = self.decide_actions(
+            call,
+            ctx,
+            &mut actions,
+            &dirs,
+            (&mut s.matches, &mut s.ids, &mut s.subjects),
+            with_reports,
+        );
+        s.texts = actions.texts;
+        d
     }
 
-    /// Matches each action and decides (`m` and `ids` are scratch).
+    /// Matches each action and decides (`m` and `ids` are scratch; the
+    /// actions' list is taken, their texts left).
+    #[allow(clippy::too_many_arguments)]
     fn decide_actions<'p>(
         &'p self,
         call: &ToolCall,
         ctx: &EvalContext,
-        actions: action::Actions,
+        actions: &mut action::Actions,
         dirs: &AnchorDirs<'_>,
-        m: &mut Matches,
-        ids: &mut Vec<(u32, How)>,
+        (m, ids, subjects): (&mut Matches, &mut Vec<(u32, How)>, &mut String),
+        with_reports: bool,
     ) -> Result<Decision<'p>, Error> {
         let call_ids = self.call_ids(call, m);
         let mut all = Vec::with_capacity(actions.list.len());
@@ -413,7 +457,7 @@ impl Evaluator {
             if a.call_rules {
                 ids.extend(call_ids.iter().map(|&id| (id, How::Matches)));
             }
-            self.match_target(call, a, ctx, dirs, m, ids);
+            self.match_target(call, a, &actions.texts, ctx, dirs, m, ids);
             all.push(
                 ids.iter()
                     .filter_map(|&(id, how)| {
@@ -428,10 +472,13 @@ impl Evaluator {
         }
         propagate_exact_allow(&actions.list, &mut all);
         Ok(decide::decide(
-            actions.list,
+            std::mem::take(&mut actions.list),
+            &actions.texts,
+            subjects,
             all,
-            actions.incomplete,
+            std::mem::take(&mut actions.incomplete),
             ctx.mode(),
+            with_reports,
         ))
     }
 
@@ -453,10 +500,12 @@ impl Evaluator {
         ids
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn match_target(
         &self,
         call: &ToolCall,
         a: &Action,
+        texts: &CandTexts,
         ctx: &EvalContext,
         dirs: &AnchorDirs<'_>,
         m: &mut Matches,
@@ -473,11 +522,14 @@ impl Evaluator {
                 holes,
                 exec,
             } => {
-                for c in cands {
-                    self.policy.find(Kind::Command, Some(tool), &c.text, m);
+                for i in cands.clone() {
+                    let Some((text, for_allow)) = texts.get(i) else {
+                        continue;
+                    };
+                    self.policy.find(Kind::Command, Some(tool), text, m);
                     for &id in m.ids() {
                         let Some(r) = rule(id) else { continue };
-                        if r.effect != Effect::Allow || (c.for_allow && names_exec(r, exec)) {
+                        if r.effect != Effect::Allow || (for_allow && names_exec(r, exec)) {
                             ids.push((id, How::Matches));
                         }
                     }
@@ -499,17 +551,22 @@ impl Evaluator {
                     ids.retain(|&(id, h)| h != How::Could || !sure.contains(&id));
                 }
                 if !holes.is_empty() {
+                    let cands: Vec<&str> = cands
+                        .clone()
+                        .filter_map(|i| texts.get(i).map(|(t, _)| t))
+                        .collect();
                     let certain: Vec<u32> = ids.iter().map(|&(id, _)| id).collect();
                     let compatible = self.could_commands.iter().filter(|(id, lit)| {
                         !certain.contains(id)
                             && rule(*id).is_some_and(|r| r.governs(tool))
-                            && cands.iter().any(|c| prefix_compatible(&c.text, holes, lit))
+                            && cands.iter().any(|c| prefix_compatible(c, holes, lit))
                     });
-                    could_commands(compatible.map(|(id, _)| *id), rule, cands, holes, ids);
+                    could_commands(compatible.map(|(id, _)| *id), rule, &cands, holes, ids);
                 }
             }
             Target::Raw { text, complete } => {
-                self.policy.find(Kind::Command, Some(tool), text, m);
+                self.policy
+                    .find(Kind::Command, Some(tool), texts.text_of(text), m);
                 for &id in m.ids() {
                     if let Some(r) = rule(id) {
                         if raw_applies(r, *complete) {
@@ -730,7 +787,7 @@ pub(crate) fn prefix_compatible(text: &str, holes: &[String], lit: &str) -> bool
 pub(crate) fn could_commands<'r, I: Copy + Ord>(
     pool: impl Iterator<Item = I>,
     rule: impl Fn(I) -> Option<&'r Rule>,
-    cands: &[action::Cand],
+    cands: &[&str],
     holes: &[String],
     out: &mut Vec<(I, How)>,
 ) {
@@ -741,7 +798,7 @@ pub(crate) fn could_commands<'r, I: Copy + Ord>(
     }
     let texts: Vec<Vec<unify::U<'_>>> = cands
         .iter()
-        .map(|c| unify::text_with_holes(&c.text, holes))
+        .map(|c| unify::text_with_holes(c, holes))
         .collect();
     for id in pool {
         let Some(r) = rule(id) else { continue };

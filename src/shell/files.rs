@@ -1099,12 +1099,19 @@ pub(crate) enum Dir {
 }
 
 impl Dir {
-    /// The start directory.
+    /// The start directory (one per thread, shared: no allocation per
+    /// reading).
     pub(crate) fn start() -> Dir {
-        Dir::known(PathRef {
-            base: Base::Cwd,
-            path: String::new(),
-        })
+        fn new() -> Dir {
+            Dir::known(PathRef {
+                base: Base::Cwd,
+                path: String::new(),
+            })
+        }
+        thread_local! {
+            static START: Dir = new();
+        }
+        START.try_with(Dir::clone).unwrap_or_else(|_| new())
     }
 
     /// A known directory; one longer than `PATH_MAX` (4096 bytes) cannot be
@@ -1148,15 +1155,12 @@ impl Dir {
             });
         }
         let Dir::Known(d) = self else { return None };
-        let joined = if d.path.is_empty() {
-            path.to_string()
+        let path = if d.path.is_empty() {
+            normal(path)
         } else {
-            format!("{}/{}", d.path, path)
+            normal(&format!("{}/{}", d.path, path))
         };
-        Some(PathRef {
-            base: d.base,
-            path: normal(&joined),
-        })
+        Some(PathRef { base: d.base, path })
     }
 }
 

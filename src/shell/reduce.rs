@@ -111,15 +111,20 @@ pub struct Program {
 
 /// Whether a program word names a program in a system directory.
 fn in_system_dir(w: &Word) -> bool {
-    !w.is_dynamic()
-        && w.text()
-            .rsplit_once('/')
-            .is_some_and(|(d, _)| programs::SYSTEM_DIRS.contains(&d))
+    !w.is_dynamic() && split_dir(w.text()).is_some_and(|(d, _)| programs::SYSTEM_DIRS.contains(&d))
+}
+
+/// A name's directory and basename, split at its last `/` (a byte scan:
+/// names are short, and `rsplit_once` sets up a searcher for each).
+fn split_dir(name: &str) -> Option<(&str, &str)> {
+    let k = name.bytes().rposition(|b| b == b'/')?;
+    // `/` is ASCII: both sides are on character boundaries.
+    Some((name.get(..k)?, name.get(k + 1..)?))
 }
 
 /// A program name's basename.
 fn basename(name: &str) -> &str {
-    name.rsplit_once('/').map_or(name, |(_, b)| b)
+    split_dir(name).map_or(name, |(_, b)| b)
 }
 
 impl Program {
@@ -141,7 +146,7 @@ impl Program {
                 dynamic: true,
             };
         }
-        let (dir, base) = match written.rsplit_once('/') {
+        let (dir, base) = match split_dir(&written) {
             Some((d, b)) => (Some(d), b),
             None => (None, written.as_str()),
         };
@@ -224,6 +229,11 @@ pub struct Invocation {
     pub form: Option<String>,
     /// Candidate texts (on [`Role::Command`] invocations).
     pub candidates: Vec<Candidate>,
+    /// Its candidates in the [`CandTexts`] the reduction wrote them into
+    /// (a range of its list); [`invocations`] copies them into
+    /// `candidates`, the evaluator matches them where they are.
+    #[serde(skip)]
+    pub(crate) cands: std::ops::Range<usize>,
     /// Files it names.
     pub files: Vec<FileUse>,
     /// Hosts it contacts.
@@ -239,7 +249,133 @@ pub struct Invocation {
 
 /// Reduces every command of a reading. Never panics.
 pub fn invocations(reading: &Reading) -> Reduction {
-    invocations_with(reading, Texts::All)
+    let mut buf = CandTexts::default();
+    let mut red = invocations_with(reading, Texts::All, true, &mut buf);
+    for inv in &mut red.invocations {
+        inv.candidates = buf
+            .list
+            .get(inv.cands.clone())
+            .unwrap_or(&[])
+            .iter()
+            .map(|c| Candidate {
+                text: buf.text.get(c.text.clone()).unwrap_or("").to_string(),
+                for_allow: c.for_allow,
+            })
+            .collect();
+    }
+    red
+}
+
+/// The candidate texts of a reduction, written one after another into
+/// one buffer: no allocation per text, and the evaluator keeps the buffer
+/// from call to call.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CandTexts {
+    /// Every candidate's text.
+    pub(crate) text: String,
+    /// Each candidate: a range of `text`.
+    pub(crate) list: Vec<CandSpan>,
+    /// Emptied layer vectors of earlier chains, for the next ones (one
+    /// per nesting level of chains in progress): kept with the buffer,
+    /// so a reduction allocates none.
+    layers: Spare,
+}
+
+/// [`CandTexts::layers`]: room only, so a copy starts without it.
+#[derive(Default)]
+struct Spare(Vec<Vec<Layer>>);
+
+impl Clone for Spare {
+    fn clone(&self) -> Spare {
+        Spare::default()
+    }
+}
+
+impl std::fmt::Debug for Spare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} spare layer vectors", self.0.len())
+    }
+}
+
+/// One candidate of a [`CandTexts`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CandSpan {
+    /// Its text: a range of [`CandTexts::text`].
+    pub(crate) text: std::ops::Range<usize>,
+    /// Allow rules may match it too.
+    pub(crate) for_allow: bool,
+}
+
+impl CandTexts {
+    /// Empties it, keeping its room (unless a hostile command made it
+    /// large: then it starts afresh, so a long batch's memory stays flat).
+    pub(crate) fn clear(&mut self) {
+        const KEEP: usize = 1 << 20;
+        if self.text.capacity() > KEEP {
+            self.text = String::new();
+        }
+        if self.list.capacity() > KEEP / 16 {
+            self.list = Vec::new();
+        }
+        self.text.clear();
+        self.list.clear();
+    }
+
+    /// Candidate `i`'s text and whether allow rules may match it.
+    pub(crate) fn get(&self, i: usize) -> Option<(&str, bool)> {
+        let c = self.list.get(i)?;
+        Some((self.text.get(c.text.clone())?, c.for_allow))
+    }
+
+    /// Writes `text` (not a candidate: a text kept with them, such as a
+    /// whole command) and returns where it is.
+    pub(crate) fn push_text(&mut self, text: &str) -> std::ops::Range<usize> {
+        let start = self.text.len();
+        self.text.push_str(text);
+        start..self.text.len()
+    }
+
+    /// A text written with [`CandTexts::push_text`] (empty when out of
+    /// range).
+    pub(crate) fn text_of(&self, r: &std::ops::Range<usize>) -> &str {
+        self.text.get(r.clone()).unwrap_or("")
+    }
+
+    /// Adds `text` as a candidate (and of the candidates from `from` on,
+    /// an equal one takes `for_allow` instead).
+    pub(crate) fn push(&mut self, text: &str, from: usize, for_allow: bool) {
+        let start = self.text.len();
+        self.text.push_str(text);
+        self.finish(start, from, for_allow);
+    }
+
+    /// Ends the candidate written into `text` from byte `start`: dropped
+    /// when it equals one of the candidates from `from` on (which then
+    /// also serves allow rules when it does).
+    fn finish(&mut self, start: usize, from: usize, for_allow: bool) {
+        let Some(new) = self.text.get(start..) else {
+            return;
+        };
+        let text = &self.text;
+        let same = self
+            .list
+            .get(from..)
+            .unwrap_or(&[])
+            .iter()
+            .position(|c| text.get(c.text.clone()) == Some(new));
+        match same {
+            Some(k) => {
+                if let Some(c) = self.list.get_mut(from + k) {
+                    c.for_allow |= for_allow;
+                }
+                self.text.truncate(start);
+            }
+            None => self.list.push(CandSpan {
+                text: start..self.text.len(),
+                for_allow,
+            }),
+        }
+    }
 }
 
 /// Which candidate texts to build.
@@ -256,14 +392,25 @@ pub(crate) enum Texts {
     All,
 }
 
-/// [`invocations`], building only the candidate texts `texts` says.
-pub(crate) fn invocations_with(reading: &Reading, texts: Texts) -> Reduction {
+/// [`invocations`], building only the candidate texts `texts` says, into
+/// `buf` (each invocation's `cands` is a range of its list; `candidates`
+/// stay empty), and each action's subcommand and subcommand form only
+/// when `texts` is [`Texts::All`] (the deny and ask candidates use the
+/// form) or `subcommands` asks for them.
+pub(crate) fn invocations_with(
+    reading: &Reading,
+    texts: Texts,
+    subcommands: bool,
+    buf: &mut CandTexts,
+) -> Reduction {
     let mut ctx = Ctx {
         // Room for each command and a wrapper: an invocation is large, and
         // the allocator's path for blocks of a kilobyte and more is slow.
         out: Vec::with_capacity(reading.commands.len() + 1),
+        scripts: Vec::new(),
         texts,
-        ..Ctx::default()
+        subcommands: subcommands || texts == Texts::All,
+        buf,
     };
     reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
     let complete = reading.is_complete()
@@ -276,12 +423,15 @@ pub(crate) fn invocations_with(reading: &Reading, texts: Texts) -> Reduction {
     }
 }
 
-#[derive(Default)]
-struct Ctx {
+struct Ctx<'b> {
     out: Vec<Invocation>,
     scripts: Vec<Reading>,
     /// Which candidates to build.
     texts: Texts,
+    /// Whether to find the subcommand and the subcommand form.
+    subcommands: bool,
+    /// Where they are written.
+    buf: &'b mut CandTexts,
 }
 
 /// Where a chain's words came from, for source texts.
@@ -295,7 +445,7 @@ struct Origin<'a> {
 }
 
 fn reduce_reading(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     reading: &Reading,
     idx: usize,
     parent: Option<usize>,
@@ -381,7 +531,7 @@ enum Next {
 
 #[allow(clippy::too_many_arguments)]
 fn chain(
-    ctx: &mut Ctx,
+    ctx: &mut Ctx<'_>,
     origin: Origin<'_>,
     c: &Command,
     words: Vec<Word>,
@@ -412,7 +562,8 @@ fn chain(
     let mut cur = words;
     let mut start = 0usize;
     let mut sourced = origin.sourced;
-    let mut layers: Vec<Layer> = Vec::new();
+    // (A vector of an earlier chain, emptied: no allocation per chain.)
+    let mut layers: Vec<Layer> = ctx.buf.layers.0.pop().unwrap_or_default();
     let mut script: Option<Result<String, Gap>> = None;
     let mut replace: Option<String> = None;
     loop {
@@ -573,12 +724,17 @@ fn chain(
     // Subcommand form and candidates.
     {
         let inv = &mut ctx.out[action];
-        let (sub, form, alt) = subcommand_form(&inv.words);
+        let (sub, form, alt) = if ctx.subcommands {
+            subcommand_form(&inv.words)
+        } else {
+            (None, None, None)
+        };
         inv.subcommand = sub;
         inv.form = form
             .as_ref()
             .map(|f| render_words(f.iter().copied(), false));
-        let cands = candidates(
+        let from = ctx.buf.list.len();
+        candidates(
             origin,
             c,
             &layers,
@@ -586,8 +742,9 @@ fn chain(
             form.as_deref(),
             alt.as_deref(),
             ctx.texts,
+            ctx.buf,
         );
-        inv.candidates = cands;
+        inv.cands = from..ctx.buf.list.len();
     }
     // Scripts the action runs.
     if let Some(s) = script {
@@ -640,6 +797,8 @@ fn chain(
             chain(ctx, o, c, inner, Some(action), d, dir, false);
         }
     }
+    layers.clear();
+    ctx.buf.layers.0.push(layers);
     Some(action)
 }
 
@@ -666,6 +825,7 @@ fn invocation(
         subcommand: None,
         form: None,
         candidates: Vec::new(),
+        cands: 0..0,
         files: found.files,
         hosts: found.hosts,
         exec: found.exec,
@@ -1100,16 +1260,12 @@ pub fn render_word(w: &Word) -> String {
     s
 }
 
-fn push_word(out: &mut String, w: &Word, basename: bool) {
+fn push_word(out: &mut String, w: &Word, base: bool) {
     if w.is_dynamic() {
         out.push_str(w.text());
         return;
     }
-    let t = if basename {
-        w.text().rsplit('/').next().unwrap_or(w.text())
-    } else {
-        w.text()
-    };
+    let t = if base { basename(w.text()) } else { w.text() };
     push_quoted(out, t);
 }
 
@@ -1190,13 +1346,14 @@ enum Basename {
     System,
 }
 
-fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
-    let mut out = String::with_capacity(64);
+/// Writes the candidate of shape `s` at the end of `out`.
+fn build(out: &mut String, layers: &[Layer], action_words: &[Word], s: &Shape<'_>) {
+    let start = out.len();
     for a in s.assignments {
-        if !out.is_empty() {
+        if out.len() > start {
             out.push(' ');
         }
-        render_assignment(&mut out, a);
+        render_assignment(out, a);
     }
     let last = layers.len() - 1;
     let base_of = |w: &Word| match s.basename {
@@ -1208,7 +1365,7 @@ fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
     // arguments word is not part of the text as written.
     let fed = layers.iter().take(last).skip(s.from).any(|l| l.feeds);
     let emit = |out: &mut String, k: usize, w: &Word| {
-        if !out.is_empty() {
+        if out.len() > start {
             out.push(' ');
         }
         push_word(out, w, k == 0 && base_of(w));
@@ -1216,7 +1373,7 @@ fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
     for (j, l) in layers.iter().enumerate().skip(s.from) {
         if j != last {
             for (k, w) in l.own.iter().enumerate() {
-                emit(&mut out, k, w);
+                emit(out, k, w);
             }
             continue;
         }
@@ -1236,33 +1393,42 @@ fn build(layers: &[Layer], action_words: &[Word], s: &Shape<'_>) -> String {
         }
         for k in 0..n {
             if let Some(w) = at(k) {
-                emit(&mut out, k, w);
+                emit(out, k, w);
             }
         }
     }
-    out
 }
 
-/// The source text of a command from byte `from`, redirections removed and
-/// blank runs collapsed.
-fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
+/// Writes the source text of a command from byte `from` at the end of
+/// `out`, redirections removed and blank runs collapsed; false (nothing
+/// written) when it has none.
+fn source_text(out: &mut String, origin: Origin<'_>, c: &Command, from: usize) -> bool {
     if !origin.sourced {
-        return None;
+        return false;
     }
-    let script = origin.reading.scripts.get(c.script)?;
+    let Some(script) = origin.reading.scripts.get(c.script) else {
+        return false;
+    };
     let end = c.span.end;
-    let text = script.text.get(from..end)?;
-    // Without redirections inside and line continuations, the words are
-    // the runs between blanks.
-    if !c
+    let Some(text) = script.text.get(from..end) else {
+        return false;
+    };
+    let start = out.len();
+    let redirected = c
         .redirections
         .iter()
-        .any(|r| r.span.start >= from && r.span.end <= end)
-        && !text.contains("\\\n")
-    {
+        .any(|r| r.span.start >= from && r.span.end <= end);
+    // Most commands are written with single spaces: the text is its own
+    // source text.
+    if !redirected && single_spaced(text.as_bytes()) {
+        out.push_str(text);
+        return true;
+    }
+    // Without redirections inside and line continuations, the words are
+    // the runs between blanks.
+    if !redirected && !text.contains("\\\n") {
         let blank = |b: &u8| matches!(b, b' ' | b'\t' | b'\n');
         let bytes = text.as_bytes();
-        let mut out = String::with_capacity(text.len());
         let mut i = 0;
         while i < bytes.len() {
             i += bytes
@@ -1273,14 +1439,14 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
                 .get(i..)
                 .map_or(0, |r| r.iter().take_while(|b| !blank(b)).count());
             if s < i {
-                if !out.is_empty() {
+                if out.len() > start {
                     out.push(' ');
                 }
                 // Split only at ASCII blanks: on character boundaries.
                 out.push_str(text.get(s..i).unwrap_or(""));
             }
         }
-        return Some(out);
+        return true;
     }
     let mut cut: Vec<std::ops::Range<usize>> = c
         .redirections
@@ -1292,7 +1458,6 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
     // Runs of other bytes are copied whole; the text is split only at
     // ASCII bytes and at redirection spans, so on character boundaries.
     let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
     let mut blank = false;
     let mut run: Option<usize> = None;
     let mut next_cut = 0;
@@ -1304,7 +1469,7 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
     };
     while let Some(&b) = bytes.get(i) {
         if let Some(r) = cut.get(next_cut).filter(|r| i >= r.start) {
-            flush(&mut out, &mut run, i);
+            flush(out, &mut run, i);
             blank = true;
             i = i.max(r.end);
             next_cut += 1;
@@ -1312,18 +1477,18 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
         }
         // A line continuation joins the lines it splits.
         if b == b'\\' && bytes.get(i + 1) == Some(&b'\n') {
-            flush(&mut out, &mut run, i);
+            flush(out, &mut run, i);
             i += 2;
             continue;
         }
         if matches!(b, b' ' | b'\t' | b'\n') {
-            flush(&mut out, &mut run, i);
+            flush(out, &mut run, i);
             blank = true;
             i += 1;
             continue;
         }
         if run.is_none() {
-            if blank && !out.is_empty() {
+            if blank && out.len() > start {
                 out.push(' ');
             }
             blank = false;
@@ -1331,10 +1496,24 @@ fn source_text(origin: Origin<'_>, c: &Command, from: usize) -> Option<String> {
         }
         i += 1;
     }
-    flush(&mut out, &mut run, bytes.len());
-    Some(out)
+    flush(out, &mut run, bytes.len());
+    true
 }
 
+/// Whether a text has no tab or newline, no run of spaces, and no space
+/// at either end (it is collapsed already).
+fn single_spaced(t: &[u8]) -> bool {
+    let mut prev = b' ';
+    for &b in t {
+        if b == b'\t' || b == b'\n' || (b == b' ' && prev == b' ') {
+            return false;
+        }
+        prev = b;
+    }
+    prev != b' '
+}
+
+#[allow(clippy::too_many_arguments)]
 fn candidates(
     origin: Origin<'_>,
     c: &Command,
@@ -1343,16 +1522,12 @@ fn candidates(
     form: Option<&[&Word]>,
     alt: Option<&[&Word]>,
     texts: Texts,
-) -> Vec<Candidate> {
+    buf: &mut CandTexts,
+) {
     let deny_candidates = texts == Texts::All;
-    let mut out: Vec<Candidate> = Vec::new();
-    let mut add = |text: String, for_allow: bool| {
-        if let Some(c) = out.iter_mut().find(|c| c.text == text) {
-            c.for_allow |= for_allow;
-        } else {
-            out.push(Candidate { text, for_allow });
-        }
-    };
+    // Each text is written at the end of the buffer and dropped again when
+    // it repeats one of this invocation's candidates.
+    let from = buf.list.len();
     let top = layers.first().and_then(|l| l.start).is_some();
     let assignments: &[Assignment] = if top { &c.assignments } else { &[] };
     // Allow: safe assignments, transparent wrappers, system directories.
@@ -1397,23 +1572,23 @@ fn candidates(
         &[Basename::No]
     };
     for a in assign_allow {
-        for from in 0..=transparent {
+        for skip in 0..=transparent {
             for &b in allow_bases {
-                add(
-                    build(
-                        layers,
-                        action_words,
-                        &Shape {
-                            assignments: a,
-                            from,
-                            basename: b,
-                            form: None,
-                        },
-                    ),
-                    true,
+                let start = buf.text.len();
+                build(
+                    &mut buf.text,
+                    layers,
+                    action_words,
+                    &Shape {
+                        assignments: a,
+                        from: skip,
+                        basename: b,
+                        form: None,
+                    },
                 );
+                buf.finish(start, from, true);
                 if texts == Texts::First {
-                    return out;
+                    return;
                 }
             }
         }
@@ -1421,8 +1596,9 @@ fn candidates(
     // Source texts.
     let any_fed_before = |j: usize| layers.iter().take(j).any(|l| l.feeds);
     if top {
-        if let Some(src) = source_text(origin, c, c.span.start) {
-            add(src, true);
+        let start = buf.text.len();
+        if source_text(&mut buf.text, origin, c, c.span.start) {
+            buf.finish(start, from, true);
         }
     }
     for (j, l) in layers.iter().enumerate() {
@@ -1437,13 +1613,14 @@ fn candidates(
             if !allow && !deny_candidates {
                 continue;
             }
-            if let Some(src) = source_text(origin, c, start) {
-                add(src, allow);
+            let at = buf.text.len();
+            if source_text(&mut buf.text, origin, c, start) {
+                buf.finish(at, from, allow);
             }
         }
     }
     if !deny_candidates {
-        return out;
+        return;
     }
     // Deny and ask: every combination.
     let none: &[Assignment] = &[];
@@ -1459,27 +1636,26 @@ fn candidates(
         .map(|(_, f)| f)
         .collect();
     for &a in assigns {
-        for from in 0..layers.len() {
+        for skip in 0..layers.len() {
             for &b in deny_bases {
                 for &f in &forms {
-                    add(
-                        build(
-                            layers,
-                            action_words,
-                            &Shape {
-                                assignments: a,
-                                from,
-                                basename: b,
-                                form: f,
-                            },
-                        ),
-                        false,
+                    let start = buf.text.len();
+                    build(
+                        &mut buf.text,
+                        layers,
+                        action_words,
+                        &Shape {
+                            assignments: a,
+                            from: skip,
+                            basename: b,
+                            form: f,
+                        },
                     );
+                    buf.finish(start, from, false);
                 }
             }
         }
     }
-    out
 }
 
 /// The directory each command of a reading runs in (SPEC §13: `cd` and
