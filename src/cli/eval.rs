@@ -854,15 +854,11 @@ fn decide_common<'l, 'e>(
     scratch: &mut Map<String, Value>,
 ) -> Option<(Decision<'e>, Option<Text<'l>>)> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-    // The line is checked as UTF-8 once, whole (`bstr` skips ASCII a
-    // vector at a time), and read as text: reading bytes, `serde_json`
-    // would check each string on its own, which costs more than the one
-    // pass. (A line that is not UTF-8 is left to the full reading, which
-    // words the error.)
-    let line_text = {
-        use bstr::ByteSlice as _;
-        raw.to_str().ok()?
-    };
+    // The line is checked as UTF-8 once, whole, and read as text: reading
+    // bytes, `serde_json` would check each string on its own, which costs
+    // more than the one pass. (A line that is not UTF-8 is left to the
+    // full reading, which words the error.)
+    let line_text = std::str::from_utf8(raw).ok()?;
     let mut de = serde_json::Deserializer::from_str(line_text);
     let line: Line<'l> = LineSeed { input: scratch }.deserialize(&mut de).ok()?;
     de.end().ok()?;
