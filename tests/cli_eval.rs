@@ -601,3 +601,55 @@ fn the_one_pass_reading_writes_what_the_full_reading_writes() {
     );
     assert_eq!(one_pass.stdout, full.stdout);
 }
+
+/// Bytes that are not UTF-8 — in a string, outside one, cut inside a
+/// character — make error lines; the lines around them are decided; the
+/// last line may lack its newline. (Sent as bytes, not through a `&str`.)
+#[test]
+fn lines_that_are_not_utf8_are_error_lines() {
+    let mut raw = Vec::new();
+    for line in [
+        bash("git status").into_bytes(),
+        b"{\"tool\":\"Bash\",\"input\":{\"command\":\"ls \xff\"}}".to_vec(),
+        b"{\"tool\":\"Bash\",\"input\":{\"command\":\"ls\"}}\xfe".to_vec(),
+        b"{\"tool\":\"Bash\",\"input\":{\"command\":\"caf\xc3\"}}".to_vec(),
+        bash("caf\u{e9} git").into_bytes(),
+    ] {
+        raw.extend_from_slice(&line);
+        raw.push(b'\n');
+    }
+    raw.extend_from_slice(bash("git diff").as_bytes());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["eval", "--policy", POLICY, "--cwd", "/w"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("toolgate runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&raw);
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<Value> = String::from_utf8(out.stdout)
+        .expect("the output is UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[0]["decision"], "allow");
+    for (i, l) in lines.iter().enumerate().take(4).skip(1) {
+        let n = i + 1;
+        assert_eq!(
+            l["error"],
+            json!(format!("line {n}: the line is not valid UTF-8")),
+            "{l}"
+        );
+        assert_eq!(l["id"], json!(n));
+    }
+    assert!(lines[4].get("decision").is_some(), "{}", lines[4]);
+    assert_eq!(lines[5]["decision"], "allow");
+}

@@ -398,9 +398,12 @@ enum Id<'a> {
 /// the line.
 ///
 /// The line is the bytes `serde_json` writes for [`DecisionOut`], put
-/// together here field by field (its strings through `serde_json`'s
-/// escaping): the batch writes one per call. A test checks them against
-/// the full reading's, which serialises [`DecisionOut`].
+/// together here field by field: the batch writes one per call. Strings
+/// are escaped as `serde_json` escapes them ([`escape_into`]). (The
+/// reason is written whole into `reason` first, then escaped in one
+/// piece: escaping each piece `write_reason` writes costs more.) A test
+/// checks the lines against the full reading's, which serialises
+/// [`DecisionOut`].
 fn write_decision(
     out: &mut Vec<u8>,
     d: &Decision<'_>,
@@ -408,7 +411,10 @@ fn write_decision(
     reason: &mut String,
 ) -> Result<(), ()> {
     fn string(out: &mut Vec<u8>, s: &str) -> Result<(), ()> {
-        serde_json::to_writer(&mut *out, s).map_err(|_| ())
+        out.push(b'"');
+        escape_into(out, s)?;
+        out.push(b'"');
+        Ok(())
     }
     /// A number in decimal, as `serde_json` writes it. (Written by hand:
     /// the formatting machinery of `write!` costs more than the digits.)
@@ -428,8 +434,13 @@ fn write_decision(
     }
     reason.clear();
     d.write_reason(reason).map_err(|_| ())?;
-    out.extend_from_slice(b"{\"decision\":");
-    string(out, d.verdict.as_str())?;
+    let head: &[u8] = match d.verdict {
+        Verdict::Allow => b"{\"decision\":\"allow\"",
+        Verdict::Ask => b"{\"decision\":\"ask\"",
+        Verdict::Deny => b"{\"decision\":\"deny\"",
+        Verdict::None => b"{\"decision\":\"none\"",
+    };
+    out.extend_from_slice(head);
     out.extend_from_slice(b",\"rule\":");
     match RuleOut::of(d) {
         None => out.extend_from_slice(b"null"),
@@ -455,6 +466,67 @@ fn write_decision(
         Id::Text(t) => string(out, t)?,
     }
     out.extend_from_slice(b"}\n");
+    Ok(())
+}
+
+/// True when `s` holds a byte JSON escapes in a string (as `serde_json`
+/// writes strings: a control character, `"` or `\\`).
+///
+/// Eight bytes are tested at a time, as one `u64` (nearly every string
+/// the batch writes has no such byte and is then copied as it is).
+#[inline]
+fn needs_escape(s: &[u8]) -> bool {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    const QUOTE: u64 = u64::from_ne_bytes([b'"'; 8]);
+    const BACKSLASH: u64 = u64::from_ne_bytes([b'\\'; 8]);
+    // The high bit of a byte of the result is set for some byte of `w`
+    // below 0x20, or equal to `"` or `\\`, whenever there is one (the
+    // usual test for a zero byte, `(x - 0x01…) & !x & 0x80…`, and for a
+    // byte below n, `(x - n…) & !x & 0x80…`, exact as to whether any byte
+    // is one).
+    fn special(w: u64) -> u64 {
+        let q = w ^ QUOTE;
+        let b = w ^ BACKSLASH;
+        ((w.wrapping_sub(ONES * 0x20) & !w)
+            | (q.wrapping_sub(ONES) & !q)
+            | (b.wrapping_sub(ONES) & !b))
+            & HIGH
+    }
+    fn word(w: &[u8]) -> u64 {
+        u64::from_ne_bytes(w.try_into().unwrap_or([0; 8]))
+    }
+    if s.len() < 8 {
+        return s.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\');
+    }
+    let mut words = s.chunks_exact(8);
+    let mut any = 0;
+    for w in &mut words {
+        any |= special(word(w));
+    }
+    // The last eight bytes, overlapping the words before, cover the rest.
+    if !words.remainder().is_empty() {
+        any |= special(word(s.get(s.len() - 8..).unwrap_or_default()));
+    }
+    any != 0
+}
+
+/// Writes the contents of `s` as a JSON string (no quotes), escaped
+/// exactly as `serde_json` escapes it: copied as it is when nothing needs
+/// escaping, else through `serde_json` itself.
+#[inline]
+fn escape_into(out: &mut Vec<u8>, s: &str) -> Result<(), ()> {
+    if !needs_escape(s.as_bytes()) {
+        out.extend_from_slice(s.as_bytes());
+        return Ok(());
+    }
+    let start = out.len();
+    serde_json::to_writer(&mut *out, s).map_err(|_| ())?;
+    // Take off the quotes `serde_json` put around it.
+    if out.len() < start + 2 || out.pop() != Some(b'"') || out.get(start) != Some(&b'"') {
+        return Err(());
+    }
+    out.remove(start);
     Ok(())
 }
 
@@ -782,9 +854,12 @@ fn decide_common<'l, 'e>(
     scratch: &mut Map<String, Value>,
 ) -> Option<(Decision<'e>, Option<Text<'l>>)> {
     let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-    // (A line this read accepts is valid UTF-8: every string in it was
-    // checked, and everything else is ASCII.)
-    let mut de = serde_json::Deserializer::from_slice(raw);
+    // The line is checked as UTF-8 once, whole, and read as text: reading
+    // bytes, `serde_json` would check each string on its own, which costs
+    // more than the one pass. (A line that is not UTF-8 is left to the
+    // full reading, which words the error.)
+    let line_text = std::str::from_utf8(raw).ok()?;
+    let mut de = serde_json::Deserializer::from_str(line_text);
     let line: Line<'l> = LineSeed { input: scratch }.deserialize(&mut de).ok()?;
     de.end().ok()?;
     // The input read must be the call's: `input` with `tool`,
@@ -1060,24 +1135,49 @@ struct Chunk {
 impl Chunk {
     /// Reads the next lines (at most [`CHUNK`], and no more once
     /// [`CHUNK_BYTES`] are read); true at the end of the input.
+    ///
+    /// The reader's buffer is taken whole: its complete lines are found
+    /// with `memchr` (through `bstr`) and copied in one piece, rather than
+    /// line by line.
     fn read(&mut self, reader: &mut impl BufRead) -> io::Result<bool> {
+        use bstr::ByteSlice as _;
         if self.data.capacity() > MAX_KEPT {
             self.data = Vec::new();
         }
         self.data.clear();
         self.lines.clear();
-        while self.lines.len() < CHUNK && self.data.len() < CHUNK_BYTES {
-            let start = self.data.len();
-            if reader.read_until(b'\n', &mut self.data)? == 0 {
+        // Where the line being read starts in `data`.
+        let mut start = 0;
+        loop {
+            let buf = reader.fill_buf()?;
+            if buf.is_empty() {
+                // The last line may lack its newline.
+                if start < self.data.len() {
+                    self.lines.push((start, self.data.len()));
+                }
                 return Ok(true);
             }
-            let end = match self.data.last() {
-                Some(b'\n') => self.data.len() - 1,
-                _ => self.data.len(),
-            };
-            self.lines.push((start, end));
+            let base = self.data.len();
+            let mut at = 0;
+            let mut full = false;
+            while let Some(nl) = buf.get(at..).and_then(|rest| rest.find_byte(b'\n')) {
+                let end = base + at + nl;
+                self.lines.push((start, end));
+                start = end + 1;
+                at += nl + 1;
+                if self.lines.len() >= CHUNK || start >= CHUNK_BYTES {
+                    full = true;
+                    break;
+                }
+            }
+            let used = if full { at } else { buf.len() };
+            self.data
+                .extend_from_slice(buf.get(..used).unwrap_or_default());
+            reader.consume(used);
+            if full {
+                return Ok(false);
+            }
         }
-        Ok(false)
     }
 
     fn clear(&mut self) {
@@ -1348,6 +1448,131 @@ fn render_summary(sum: &Totals, policy: &LoadedPolicy) -> String {
 mod tests {
     use super::*;
     use crate::Effect;
+
+    /// Every line of the input comes out of the chunks, in order, as
+    /// `read_until` splits them, whatever the reader's buffer size (lines
+    /// cross buffer ends), and a chunk stops at [`CHUNK`] lines.
+    #[test]
+    fn chunks_split_lines_as_read_until_does() {
+        let long = "y".repeat(300);
+        let inputs: Vec<String> = vec![
+            String::new(),
+            "\n".into(),
+            "\n\n".into(),
+            "a".into(),
+            "a\n".into(),
+            "a\nb".into(),
+            "a\r\n\nbc\n\r\nd".into(),
+            format!("{long}\nx\n{long}"),
+            (0..CHUNK + 5).map(|i| format!("{i}\n")).collect(),
+            (0..2 * CHUNK).map(|_| "\n").collect(),
+        ];
+        let mut failures = Vec::new();
+        for input in &inputs {
+            let mut want: Vec<&[u8]> = input.as_bytes().split(|&b| b == b'\n').collect();
+            if input.is_empty() || input.ends_with('\n') {
+                want.pop();
+            }
+            for cap in [1, 2, 3, 7, 64, 1 << 16] {
+                let mut reader = BufReader::with_capacity(cap, input.as_bytes());
+                let mut chunk = Chunk::default();
+                let mut got: Vec<Vec<u8>> = Vec::new();
+                let mut sizes = Vec::new();
+                loop {
+                    let eof = chunk.read(&mut reader).unwrap();
+                    sizes.push(chunk.lines.len());
+                    for &(a, b) in &chunk.lines {
+                        got.push(chunk.data[a..b].to_vec());
+                    }
+                    if eof {
+                        break;
+                    }
+                }
+                if got != want || sizes.iter().any(|&n| n > CHUNK) {
+                    failures.push(format!(
+                        "{:?}… (buffer {cap}): {} lines in chunks of {sizes:?}, want {}",
+                        input.get(..20).unwrap_or(input),
+                        got.len(),
+                        want.len()
+                    ));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    /// A chunk ends at the first line end past [`CHUNK_BYTES`].
+    #[test]
+    fn a_chunk_stops_after_its_bytes() {
+        let line = "z".repeat(1 << 20);
+        let input: String = (0..10).map(|_| format!("{line}\n")).collect();
+        let mut reader = BufReader::new(input.as_bytes());
+        let mut chunk = Chunk::default();
+        assert!(!chunk.read(&mut reader).unwrap());
+        assert_eq!(chunk.lines.len(), CHUNK_BYTES / (line.len() + 1) + 1);
+        let first = chunk.lines.len();
+        assert!(chunk.read(&mut reader).unwrap());
+        assert_eq!(first + chunk.lines.len(), 10);
+    }
+
+    /// The word-at-a-time test finds every byte JSON escapes, at every
+    /// position of a word and of the padded last word, and nothing else.
+    #[test]
+    fn needs_escape_finds_exactly_the_bytes_json_escapes() {
+        let escaped = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+        let mut failures = Vec::new();
+        for len in 1..=19 {
+            for at in 0..len {
+                for b in 0..=255u8 {
+                    let mut s = vec![b'x'; len];
+                    if let Some(slot) = s.get_mut(at) {
+                        *slot = b;
+                    }
+                    // Neighbours that could carry a borrow into the byte.
+                    if at > 0 {
+                        s[at - 1] = 0x20;
+                    }
+                    if needs_escape(&s) != escaped(b) {
+                        failures.push((len, at, b));
+                    }
+                }
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "wrong for (len, at, byte): {failures:?}"
+        );
+        assert!(!needs_escape(b""));
+        assert!(!needs_escape(
+            "caf\u{e9} \u{1F600} ~\x7f !#[]{}/".as_bytes()
+        ));
+    }
+
+    /// `escape_into` writes what `serde_json` writes between the quotes.
+    #[test]
+    fn escape_into_writes_serde_json_strings() {
+        let cases = [
+            "",
+            "plain text, long enough for several words",
+            "a\"b",
+            "back\\slash",
+            "\u{0}\u{1}\u{1f}\t\n\r\u{8}\u{c}",
+            "caf\u{e9} \u{1F600}",
+            "\u{7f}",
+            "x\"",
+            "\"\"\"\"\"\"\"\"\"",
+        ];
+        for s in cases {
+            let mut out = b"prefix".to_vec();
+            escape_into(&mut out, s).unwrap();
+            let want = format!("prefix{}", serde_json::to_string(s).unwrap());
+            let got = format!(
+                "prefix\"{}\"",
+                String::from_utf8(out[6..].to_vec()).unwrap()
+            );
+            assert_eq!(got, want, "{s:?}");
+        }
+    }
 
     /// The one-pass reading takes the common lines (so the test that it
     /// agrees with the full reading compares two readings, not one) and
