@@ -56,6 +56,28 @@ fn is_meta(b: u8) -> bool {
     )
 }
 
+/// Bytes `lex_word` stops at: metacharacters, quotes, expansions, glob and
+/// brace characters. Every other byte is plain and is skipped in runs.
+static WORD_STOP: [bool; 256] = byte_set(b" \t\n;&|<>()\\'\"$`*?[]{");
+
+/// Bytes the inside of double quotes stops at.
+static DQ_STOP: [bool; 256] = byte_set(b"\"\\$`");
+
+const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
+/// How many bytes from the start of `s` are not in `set`.
+fn run_outside(s: &[u8], set: &[bool; 256]) -> usize {
+    s.iter().position(|&b| set[b as usize]).unwrap_or(s.len())
+}
+
 fn is_name_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
@@ -97,6 +119,8 @@ struct State {
     /// Words of simple commands being read that nested commands' words
     /// came after (a stack; see `Pending`).
     words: Vec<Word>,
+    /// Scratch for decoding a word.
+    decoded: Vec<u8>,
     abort: bool,
 }
 
@@ -104,6 +128,11 @@ impl State {
     /// A new shell environment forked from `parent` (a subshell, a
     /// substitution, a pipeline element, a background list, a script).
     fn new_env(&mut self, parent: u32) -> u32 {
+        // The first environment, the command line's own, is implied until
+        // another one is made (most readings have only it: no allocation).
+        if self.reading.envs.is_empty() {
+            self.reading.envs.push(0);
+        }
         let id = self.reading.envs.len() as u32;
         self.reading.envs.push(parent);
         id
@@ -113,6 +142,11 @@ impl State {
     /// environment forked from it, and the environments created since
     /// `envs` (as children of `env`) with them: `a | b` and `a &` run in
     /// subshells, which is known only once the `|` or `&` is read.
+    /// How many environments there are (the implied first one counted).
+    fn env_count(&self) -> usize {
+        self.reading.envs.len().max(1)
+    }
+
     fn fork_since(&mut self, env: u32, cmds: usize, envs: usize) {
         let new = self.new_env(env);
         let end = new as usize;
@@ -174,9 +208,15 @@ impl State {
     }
 
     /// Moves pending words that are no longer last onto the stack.
-    fn move_to_stack(&mut self, p: &mut Pending) {
+    fn move_to_stack(&mut self, p: &mut Pending, rest: usize) {
         if p.stacked || self.at_end(p) {
             return;
+        }
+        if self.words.is_empty() {
+            // The words still to come are at most one per two bytes left:
+            // reserved once, the stack does not regrow (copying, and
+            // touching fresh memory for each size).
+            self.words.reserve(p.n + rest / 2 + 1);
         }
         let start = self.words.len();
         let ours = self
@@ -192,8 +232,10 @@ impl State {
         };
     }
 
-    fn push_word(&mut self, p: &mut Pending, w: Word) {
-        self.move_to_stack(p);
+    /// Adds a word to a pending command; `rest` is how many bytes of the
+    /// script are left to read.
+    fn push_word(&mut self, p: &mut Pending, w: Word, rest: usize) {
+        self.move_to_stack(p, rest);
         if p.stacked {
             self.words.push(w);
         } else {
@@ -300,23 +342,26 @@ pub(super) fn read(command: &str) -> Reading {
     let shared: Arc<str> = Arc::from(text);
     let mut st = State {
         reading: Reading {
-            // About one command per few bytes at most; reserving avoids
-            // regrowing (and re-faulting) a large vector.
-            commands: Vec::with_capacity((text.len() / 8).clamp(2, 8192)),
+            // A command or a word takes two bytes at least (itself and a
+            // separator): reserving that bound up front spares regrowing a
+            // large vector (copying it, and touching fresh memory for each
+            // size). Memory reserved and not used is never touched.
+            commands: Vec::with_capacity(text.len() / 2 + 2),
             scripts: vec![Script {
                 text: Arc::clone(&shared),
                 kind: ScriptKind::Input,
                 parent: None,
                 span: 0..0,
             }],
-            words: Vec::with_capacity((text.len() / 4).clamp(4, 16384)),
+            words: Vec::with_capacity(text.len() / 2 + 4),
             incomplete: Vec::new(),
-            envs: vec![0],
+            envs: Vec::new(),
         },
         heredocs: Vec::new(),
         active: Vec::new(),
         feeds: Vec::new(),
         words: Vec::new(),
+        decoded: Vec::new(),
         abort: false,
     };
     if too_long {
@@ -385,7 +430,12 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
     }
     for i in first..st.reading.commands.len() {
         let c = &st.reading.commands[i];
-        if c.script != script || piped.contains(&i) || !reads_stdin_script(st.reading.words(c)) {
+        // (Most commands have no redirection: asked first, it is cheapest.)
+        if c.redirections.is_empty()
+            || c.script != script
+            || piped.contains(&i)
+            || !reads_stdin_script(st.reading.words(c))
+        {
             continue;
         }
         if c.redirections.iter().any(|r| {
@@ -515,9 +565,13 @@ fn program_base(words: &[Word]) -> Option<&str> {
 }
 
 fn is_shell(words: &[Word]) -> bool {
+    program_base(words).is_some_and(is_shell_name)
+}
+
+/// Is a program's base name a shell's?
+fn is_shell_name(b: &str) -> bool {
     // Every shell's name ends in `h`: a cheap first test.
-    words.first().is_some_and(|w| w.text().ends_with('h'))
-        && program_base(words).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
+    b.ends_with('h') && (2..=4).contains(&b.len()) && SHELLS.contains(&b)
 }
 
 /// Files that are a process's standard input.
@@ -960,7 +1014,7 @@ impl<'s> Parser<'s, '_> {
                 }
                 _ => {}
             }
-            let (cmds, envs) = (self.st.reading.commands.len(), self.st.reading.envs.len());
+            let (cmds, envs) = (self.st.reading.commands.len(), self.st.env_count());
             self.and_or(conn);
             count += 1;
             if self.st.abort {
@@ -1059,7 +1113,7 @@ impl<'s> Parser<'s, '_> {
             self.skip_blanks();
         }
         self.time_before_compound();
-        let (cmds, envs) = (self.st.reading.commands.len(), self.st.reading.envs.len());
+        let (cmds, envs) = (self.st.reading.commands.len(), self.st.env_count());
         let mut first = true;
         let mut prev = self.command(conn);
         loop {
@@ -1084,7 +1138,7 @@ impl<'s> Parser<'s, '_> {
             if !self.need_command(at..self.pos) {
                 return;
             }
-            let (cmds, envs) = (self.st.reading.commands.len(), self.st.reading.envs.len());
+            let (cmds, envs) = (self.st.reading.commands.len(), self.st.env_count());
             let cur = self.command(c);
             if !self.st.abort {
                 self.st.fork_since(self.env, cmds, envs);
@@ -1932,7 +1986,8 @@ impl<'s> Parser<'s, '_> {
                 continue;
             }
             let w = self.make_word(&lx);
-            self.st.push_word(&mut ours, w);
+            let rest = self.end.saturating_sub(self.pos);
+            self.st.push_word(&mut ours, w, rest);
             any_brace |= lx.brace && !lx.dynamic;
         }
         if ours.n == 0 && assignments.is_empty() && redirections.is_empty() {
@@ -1971,7 +2026,8 @@ impl<'s> Parser<'s, '_> {
             env: self.env,
         };
         // `eval` of dynamic text, `source`/`.` of a file named at run time.
-        let dynamic_input = match program_base(words) {
+        let base = program_base(words);
+        let dynamic_input = match base {
             Some("eval") => words
                 .get(1..)
                 .unwrap_or(&[])
@@ -1981,7 +2037,7 @@ impl<'s> Parser<'s, '_> {
             _ => None,
         };
         let dynamic_input = dynamic_input.map(|w| w.span.clone());
-        let shell_c = if is_shell(words) {
+        let shell_c = if base.is_some_and(is_shell_name) {
             let (has_c, operand) = shell_mode(words);
             if has_c {
                 Some(operand.and_then(|i| words.get(i).cloned()))
@@ -2153,19 +2209,21 @@ impl<'s> Parser<'s, '_> {
 
     /// Builds the word for what `lex_word` found: its source text (shared,
     /// no allocation) unless quote removal changed it.
-    fn make_word(&self, lx: &Lexed) -> Word {
+    fn make_word(&mut self, lx: &Lexed) -> Word {
         let span = lx.start..lx.end;
         let src = self.src.get(span.clone()).unwrap_or(&[]);
-        let kind = if lx.dynamic || assignment_tilde(src) {
+        let kind = if lx.dynamic || (src.contains(&b'~') && assignment_tilde(src)) {
             WordKind::Dynamic
         } else if lx.glob {
             WordKind::Glob
         } else if !lx.changed {
             WordKind::Literal
         } else {
-            return match decode_plain(src).0 {
-                Some(text) => Word::owned(span, text, WordKind::Decoded),
-                None => Word::source(&self.text, span, WordKind::Dynamic),
+            let out = &mut self.st.decoded;
+            decode_plain_into(src, out);
+            return match std::str::from_utf8(out) {
+                Ok(text) => Word::copied(span, text, WordKind::Decoded),
+                Err(_) => Word::source(&self.text, span, WordKind::Dynamic),
             };
         };
         Word::source(&self.text, span, kind)
@@ -2189,7 +2247,10 @@ impl<'s> Parser<'s, '_> {
         if self.peek() == Some(b'~') && self.pos == lx.start {
             lx.dynamic = true;
         }
-        while let Some(b) = self.peek() {
+        loop {
+            // A run of plain bytes first: most of a word.
+            self.pos += run_outside(self.src.get(self.pos..self.end).unwrap_or(&[]), &WORD_STOP);
+            let Some(b) = self.peek() else { break };
             match b {
                 b'\\' => {
                     lx.changed = true;
@@ -2366,8 +2427,11 @@ impl<'s> Parser<'s, '_> {
                     lx.dynamic = true;
                 }
                 _ => {
-                    out.push(b);
-                    self.pos += 1;
+                    // A run of bytes that stand for themselves.
+                    let rest = self.src.get(self.pos..self.end).unwrap_or(&[]);
+                    let n = run_outside(rest, &DQ_STOP).max(1);
+                    out.extend_from_slice(rest.get(..n).unwrap_or(&[b]));
+                    self.pos += n;
                 }
             }
         }
@@ -2691,6 +2755,14 @@ fn assignment_tilde(src: &[u8]) -> bool {
 /// unquoted glob character is in it.
 fn decode_plain(src: &[u8]) -> (Option<String>, bool) {
     let mut out = Vec::with_capacity(src.len());
+    let glob = decode_plain_into(src, &mut out);
+    (String::from_utf8(out).ok(), glob)
+}
+
+/// [`decode_plain`] into `out` (cleared first); returns whether an unquoted
+/// glob character is in it.
+fn decode_plain_into(src: &[u8], out: &mut Vec<u8>) -> bool {
+    out.clear();
     let mut glob = false;
     let mut bracket = false;
     let mut i = 0;
@@ -2739,7 +2811,7 @@ fn decode_plain(src: &[u8]) -> (Option<String>, bool) {
                     j += if src[j] == b'\\' { 2 } else { 1 };
                 }
                 let inner = src.get(i + 2..j.min(src.len())).unwrap_or(&[]);
-                let _ = decode_escapes(inner, &mut out, true);
+                let _ = decode_escapes(inner, out, true);
                 i = j + 1;
             }
             b'$' if src.get(i + 1) == Some(&b'"') => {
@@ -2766,5 +2838,5 @@ fn decode_plain(src: &[u8]) -> (Option<String>, bool) {
             }
         }
     }
-    (String::from_utf8(out).ok(), glob)
+    glob
 }
