@@ -121,6 +121,8 @@ struct State {
     words: Vec<Word>,
     /// Scratch for decoding a word.
     decoded: Vec<u8>,
+    /// Scratch for the inside of double quotes.
+    dq_scratch: Vec<u8>,
     abort: bool,
 }
 
@@ -328,6 +330,21 @@ impl State {
     }
 }
 
+/// How many commands or words to reserve for a script of `len` bytes.
+/// Each takes two bytes at least (itself and a separator): for a long
+/// script that bound is reserved up front, which spares regrowing a large
+/// vector (copying it, and touching fresh memory for each size; memory
+/// reserved and not used is never touched). A short script gets
+/// `len / per + min`: a small block is cheaper to get, and regrowing it is
+/// cheap.
+fn reserve(len: usize, per: usize, min: usize) -> usize {
+    if len > 4096 {
+        len / 2 + min
+    } else {
+        len / per + min
+    }
+}
+
 pub(super) fn read(command: &str) -> Reading {
     let mut text = command;
     let mut too_long = false;
@@ -342,18 +359,14 @@ pub(super) fn read(command: &str) -> Reading {
     let shared: Arc<str> = Arc::from(text);
     let mut st = State {
         reading: Reading {
-            // A command or a word takes two bytes at least (itself and a
-            // separator): reserving that bound up front spares regrowing a
-            // large vector (copying it, and touching fresh memory for each
-            // size). Memory reserved and not used is never touched.
-            commands: Vec::with_capacity(text.len() / 2 + 2),
+            commands: Vec::with_capacity(reserve(text.len(), 8, 2)),
             scripts: vec![Script {
                 text: Arc::clone(&shared),
                 kind: ScriptKind::Input,
                 parent: None,
                 span: 0..0,
             }],
-            words: Vec::with_capacity(text.len() / 2 + 4),
+            words: Vec::with_capacity(reserve(text.len(), 4, 4)),
             incomplete: Vec::new(),
             envs: Vec::new(),
         },
@@ -362,6 +375,7 @@ pub(super) fn read(command: &str) -> Reading {
         feeds: Vec::new(),
         words: Vec::new(),
         decoded: Vec::new(),
+        dq_scratch: Vec::new(),
         abort: false,
     };
     if too_long {
@@ -2212,7 +2226,9 @@ impl<'s> Parser<'s, '_> {
     fn make_word(&mut self, lx: &Lexed) -> Word {
         let span = lx.start..lx.end;
         let src = self.src.get(span.clone()).unwrap_or(&[]);
-        let kind = if lx.dynamic || (src.contains(&b'~') && assignment_tilde(src)) {
+        // (A plain loop: words are short, and `contains` calls `memchr`.)
+        #[allow(clippy::manual_contains)]
+        let kind = if lx.dynamic || (src.iter().any(|&b| b == b'~') && assignment_tilde(src)) {
             WordKind::Dynamic
         } else if lx.glob {
             WordKind::Glob
@@ -2236,7 +2252,9 @@ impl<'s> Parser<'s, '_> {
             start: self.pos,
             ..Default::default()
         };
-        let mut scratch = Vec::new();
+        // What double quotes decode to is not needed here: a buffer kept
+        // from word to word (a nested word gets its own).
+        let mut scratch = std::mem::take(&mut self.st.dq_scratch);
         // A process substitution at the start of a word.
         if matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(') {
             let at = self.pos;
@@ -2309,6 +2327,8 @@ impl<'s> Parser<'s, '_> {
             }
         }
         lx.end = self.pos;
+        scratch.clear();
+        self.st.dq_scratch = scratch;
         Some(lx)
     }
 
