@@ -2252,9 +2252,6 @@ impl<'s> Parser<'s, '_> {
             start: self.pos,
             ..Default::default()
         };
-        // What double quotes decode to is not needed here: a buffer kept
-        // from word to word (a nested word gets its own).
-        let mut scratch = std::mem::take(&mut self.st.dq_scratch);
         // A process substitution at the start of a word.
         if matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(') {
             let at = self.pos;
@@ -2265,10 +2262,7 @@ impl<'s> Parser<'s, '_> {
         if self.peek() == Some(b'~') && self.pos == lx.start {
             lx.dynamic = true;
         }
-        loop {
-            // A run of plain bytes first: most of a word.
-            self.pos += run_outside(self.src.get(self.pos..self.end).unwrap_or(&[]), &WORD_STOP);
-            let Some(b) = self.peek() else { break };
+        while let Some(b) = self.peek() {
             match b {
                 b'\\' => {
                     lx.changed = true;
@@ -2289,8 +2283,13 @@ impl<'s> Parser<'s, '_> {
                 b'"' => {
                     lx.changed = true;
                     self.pos += 1;
+                    // What double quotes decode to is not needed here: a
+                    // buffer kept from word to word (a nested word gets its
+                    // own).
+                    let mut scratch = std::mem::take(&mut self.st.dq_scratch);
                     self.double_quoted(&mut scratch, &mut lx, true);
                     scratch.clear();
+                    self.st.dq_scratch = scratch;
                     if self.st.abort {
                         return None;
                     }
@@ -2323,12 +2322,15 @@ impl<'s> Parser<'s, '_> {
                     self.pos += 1;
                 }
                 _ if is_meta(b) => break,
-                _ => self.pos += 1,
+                _ => {
+                    // A run of plain bytes: most of a word.
+                    self.pos += 1;
+                    let rest = self.src.get(self.pos..self.end).unwrap_or(&[]);
+                    self.pos += run_outside(rest, &WORD_STOP);
+                }
             }
         }
         lx.end = self.pos;
-        scratch.clear();
-        self.st.dq_scratch = scratch;
         Some(lx)
     }
 
