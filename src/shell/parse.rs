@@ -123,6 +123,8 @@ struct State {
     decoded: Vec<u8>,
     /// Scratch for the inside of double quotes.
     dq_scratch: Vec<u8>,
+    /// The most commands or words the input can hold (see [`room`]).
+    bound: usize,
     abort: bool,
 }
 
@@ -210,15 +212,9 @@ impl State {
     }
 
     /// Moves pending words that are no longer last onto the stack.
-    fn move_to_stack(&mut self, p: &mut Pending, rest: usize) {
+    fn move_to_stack(&mut self, p: &mut Pending) {
         if p.stacked || self.at_end(p) {
             return;
-        }
-        if self.words.is_empty() {
-            // The words still to come are at most one per two bytes left:
-            // reserved once, the stack does not regrow (copying, and
-            // touching fresh memory for each size).
-            self.words.reserve(p.n + rest / 2 + 1);
         }
         let start = self.words.len();
         let ours = self
@@ -234,13 +230,13 @@ impl State {
         };
     }
 
-    /// Adds a word to a pending command; `rest` is how many bytes of the
-    /// script are left to read.
-    fn push_word(&mut self, p: &mut Pending, w: Word, rest: usize) {
-        self.move_to_stack(p, rest);
+    /// Adds a word to a pending command.
+    fn push_word(&mut self, p: &mut Pending, w: Word) {
+        self.move_to_stack(p);
         if p.stacked {
             self.words.push(w);
         } else {
+            room(&mut self.reading.words, self.bound);
             self.reading.words.push(w);
         }
         p.n += 1;
@@ -276,6 +272,7 @@ impl State {
             return (p.start, p.start + p.n);
         }
         let from = self.reading.words.len();
+        room(&mut self.reading.words, self.bound);
         if p.stacked {
             // Straight from the stack: one copy, no vector in between.
             let start = p.start.min(self.words.len());
@@ -330,18 +327,15 @@ impl State {
     }
 }
 
-/// How many commands or words to reserve for a script of `len` bytes.
-/// Each takes two bytes at least (itself and a separator): for a long
-/// script that bound is reserved up front, which spares regrowing a large
-/// vector (copying it, and touching fresh memory for each size; memory
-/// reserved and not used is never touched). A short script gets
-/// `len / per + min`: a small block is cheaper to get, and regrowing it is
-/// cheap.
-fn reserve(len: usize, per: usize, min: usize) -> usize {
-    if len > 4096 {
-        len / 2 + min
-    } else {
-        len / per + min
+/// Makes room before adding to a full vector: a command or a word takes
+/// two bytes at least (itself and a separator), so once a vector of a
+/// long script is full, the rest of that bound is reserved at once rather
+/// than doubling step by step (each step copies the vector and touches
+/// fresh memory). A script with few commands never asks for more than its
+/// first, small reservation.
+fn room<T>(v: &mut Vec<T>, bound: usize) {
+    if v.len() == v.capacity() && bound > v.len() {
+        v.reserve_exact(bound - v.len());
     }
 }
 
@@ -359,14 +353,14 @@ pub(super) fn read(command: &str) -> Reading {
     let shared: Arc<str> = Arc::from(text);
     let mut st = State {
         reading: Reading {
-            commands: Vec::with_capacity(reserve(text.len(), 8, 2)),
+            commands: Vec::with_capacity((text.len() / 8).clamp(2, 8192)),
             scripts: vec![Script {
                 text: Arc::clone(&shared),
                 kind: ScriptKind::Input,
                 parent: None,
                 span: 0..0,
             }],
-            words: Vec::with_capacity(reserve(text.len(), 4, 4)),
+            words: Vec::with_capacity((text.len() / 4).clamp(4, 16384)),
             incomplete: Vec::new(),
             envs: Vec::new(),
         },
@@ -376,6 +370,7 @@ pub(super) fn read(command: &str) -> Reading {
         words: Vec::new(),
         decoded: Vec::new(),
         dq_scratch: Vec::new(),
+        bound: text.len() / 2 + 4,
         abort: false,
     };
     if too_long {
@@ -2000,8 +1995,7 @@ impl<'s> Parser<'s, '_> {
                 continue;
             }
             let w = self.make_word(&lx);
-            let rest = self.end.saturating_sub(self.pos);
-            self.st.push_word(&mut ours, w, rest);
+            self.st.push_word(&mut ours, w);
             any_brace |= lx.brace && !lx.dynamic;
         }
         if ours.n == 0 && assignments.is_empty() && redirections.is_empty() {
@@ -2064,6 +2058,7 @@ impl<'s> Parser<'s, '_> {
         if let Some(span) = dynamic_input {
             self.fail(Reason::DynamicScript, span);
         }
+        room(&mut self.st.reading.commands, self.st.bound);
         self.st.reading.commands.push(cmd);
         // A nested reading may have taken here-docs queued before it.
         let from = heredocs_before.min(self.st.heredocs.len());
