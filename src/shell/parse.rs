@@ -142,15 +142,15 @@ impl State {
         id
     }
 
-    /// Moves the commands `cmds..` that run in `env` into a new
-    /// environment forked from it, and the environments created since
-    /// `envs` (as children of `env`) with them: `a | b` and `a &` run in
-    /// subshells, which is known only once the `|` or `&` is read.
     /// How many environments there are (the implied first one counted).
     fn env_count(&self) -> usize {
         self.reading.envs.len().max(1)
     }
 
+    /// Moves the commands `cmds..` that run in `env` into a new
+    /// environment forked from it, and the environments created since
+    /// `envs` (as children of `env`) with them: `a | b` and `a &` run in
+    /// subshells, which is known only once the `|` or `&` is read.
     fn fork_since(&mut self, env: u32, cmds: usize, envs: usize) {
         let new = self.new_env(env);
         let end = new as usize;
