@@ -41,7 +41,8 @@
 //! A reading keeps the words of all its commands in one vector; a command
 //! holds a range of it ([`Reading::words`], [`Command::words`]). Words are
 //! text ([`Word::text`]): a word that is its own source text shares its
-//! script's text (no allocation); a decoded word owns a `String`.
+//! script's text (no allocation); a decoded word owns its text (kept in
+//! place when it is short: no allocation either).
 //! A word whose decoded bytes are not UTF-8 (`$'\xff'`) is kept as its
 //! source text and is dynamic.
 
@@ -98,7 +99,8 @@ pub struct Reading {
     /// Why the reading is incomplete; empty when it is complete.
     pub incomplete: Vec<Incomplete>,
     /// The shell environments commands run in: `envs[e]` is the one `e`
-    /// was forked from (`envs[0] == 0`, the shell given the command line).
+    /// was forked from (`envs[0] == 0`, the shell given the command line;
+    /// empty when every command runs in that one).
     /// A subshell, a substitution, each command of a pipeline, a list put
     /// in the background and a script a shell reads each get their own; a
     /// group or a compound command runs in its list's.
@@ -324,20 +326,44 @@ pub struct Word {
 }
 
 /// A word's text: a range of its script's text when it is its source (no
-/// allocation), or its own decoded string.
+/// allocation), or its own decoded text — kept in place when it is short
+/// (no allocation either), else a string.
 #[derive(Clone)]
 pub(crate) enum Text {
     /// `script[range]`, a valid `str` range.
-    Shared(Arc<str>, Range<usize>),
+    Shared(Arc<str>, Range<u32>),
     /// Decoded text.
     Owned(String),
+    /// A short decoded text: its first `len` bytes, a valid `str`. (Not
+    /// used for source text: each access checks the bytes are UTF-8, which
+    /// costs more than sharing the script's text when a word is read often.)
+    Inline(u8, [u8; INLINE]),
 }
+
+/// The longest text a word keeps in place (it keeps a word 56 bytes).
+const INLINE: usize = 22;
 
 impl Text {
     fn as_str(&self) -> &str {
         match self {
-            Text::Shared(s, r) => s.get(r.clone()).unwrap_or(""),
+            Text::Shared(s, r) => s.get(r.start as usize..r.end as usize).unwrap_or(""),
             Text::Owned(s) => s,
+            Text::Inline(n, b) => b
+                .get(..*n as usize)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or(""),
+        }
+    }
+
+    /// A copy of `s`: in place when it is short.
+    fn copy(s: &str) -> Text {
+        let b = s.as_bytes();
+        if b.len() <= INLINE {
+            let mut buf = [0u8; INLINE];
+            buf[..b.len()].copy_from_slice(b);
+            Text::Inline(b.len() as u8, buf)
+        } else {
+            Text::Owned(s.to_string())
         }
     }
 }
@@ -366,13 +392,26 @@ impl Word {
     /// A word whose text is `script[span]` (falls back to a copy when the
     /// span does not fall on character boundaries).
     pub(crate) fn source(script: &Arc<str>, span: Range<usize>, kind: WordKind) -> Word {
-        let text = if script.get(span.clone()).is_some() {
-            Text::Shared(Arc::clone(script), span.clone())
-        } else {
-            let bytes = script.as_bytes().get(span.clone()).unwrap_or(&[]);
-            Text::Owned(String::from_utf8_lossy(bytes).into_owned())
+        let text = match script.get(span.clone()) {
+            Some(_) if span.end <= u32::MAX as usize => {
+                Text::Shared(Arc::clone(script), span.start as u32..span.end as u32)
+            }
+            Some(s) => Text::Owned(s.to_string()),
+            None => {
+                let bytes = script.as_bytes().get(span.clone()).unwrap_or(&[]);
+                Text::Owned(String::from_utf8_lossy(bytes).into_owned())
+            }
         };
         Word { span, text, kind }
+    }
+
+    /// A word with a copy of `text` (kept in place when it is short).
+    pub(crate) fn copied(span: Range<usize>, text: &str, kind: WordKind) -> Word {
+        Word {
+            span,
+            text: Text::copy(text),
+            kind,
+        }
     }
 
     /// A word with its own text.

@@ -56,6 +56,28 @@ fn is_meta(b: u8) -> bool {
     )
 }
 
+/// Bytes `lex_word` stops at: metacharacters, quotes, expansions, glob and
+/// brace characters. Every other byte is plain and is skipped in runs.
+static WORD_STOP: [bool; 256] = byte_set(b" \t\n;&|<>()\\'\"$`*?[]{");
+
+/// Bytes the inside of double quotes stops at.
+static DQ_STOP: [bool; 256] = byte_set(b"\"\\$`");
+
+const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        t[bytes[i] as usize] = true;
+        i += 1;
+    }
+    t
+}
+
+/// How many bytes from the start of `s` are not in `set`.
+fn run_outside(s: &[u8], set: &[bool; 256]) -> usize {
+    s.iter().position(|&b| set[b as usize]).unwrap_or(s.len())
+}
+
 fn is_name_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
@@ -97,6 +119,12 @@ struct State {
     /// Words of simple commands being read that nested commands' words
     /// came after (a stack; see `Pending`).
     words: Vec<Word>,
+    /// Scratch for decoding a word.
+    decoded: Vec<u8>,
+    /// Scratch for the inside of double quotes.
+    dq_scratch: Vec<u8>,
+    /// The most commands or words the input can hold (see [`room`]).
+    bound: usize,
     abort: bool,
 }
 
@@ -104,9 +132,19 @@ impl State {
     /// A new shell environment forked from `parent` (a subshell, a
     /// substitution, a pipeline element, a background list, a script).
     fn new_env(&mut self, parent: u32) -> u32 {
+        // The first environment, the command line's own, is implied until
+        // another one is made (most readings have only it: no allocation).
+        if self.reading.envs.is_empty() {
+            self.reading.envs.push(0);
+        }
         let id = self.reading.envs.len() as u32;
         self.reading.envs.push(parent);
         id
+    }
+
+    /// How many environments there are (the implied first one counted).
+    fn env_count(&self) -> usize {
+        self.reading.envs.len().max(1)
     }
 
     /// Moves the commands `cmds..` that run in `env` into a new
@@ -192,11 +230,13 @@ impl State {
         };
     }
 
+    /// Adds a word to a pending command.
     fn push_word(&mut self, p: &mut Pending, w: Word) {
         self.move_to_stack(p);
         if p.stacked {
             self.words.push(w);
         } else {
+            room(&mut self.reading.words, self.bound);
             self.reading.words.push(w);
         }
         p.n += 1;
@@ -232,6 +272,7 @@ impl State {
             return (p.start, p.start + p.n);
         }
         let from = self.reading.words.len();
+        room(&mut self.reading.words, self.bound);
         if p.stacked {
             // Straight from the stack: one copy, no vector in between.
             let start = p.start.min(self.words.len());
@@ -286,6 +327,18 @@ impl State {
     }
 }
 
+/// Makes room before adding to a full vector: a command or a word takes
+/// two bytes at least (itself and a separator), so once a vector of a
+/// long script is full, the rest of that bound is reserved at once rather
+/// than doubling step by step (each step copies the vector and touches
+/// fresh memory). A script with few commands never asks for more than its
+/// first, small reservation.
+fn room<T>(v: &mut Vec<T>, bound: usize) {
+    if v.len() == v.capacity() && bound > v.len() {
+        v.reserve_exact(bound - v.len());
+    }
+}
+
 pub(super) fn read(command: &str) -> Reading {
     let mut text = command;
     let mut too_long = false;
@@ -300,8 +353,6 @@ pub(super) fn read(command: &str) -> Reading {
     let shared: Arc<str> = Arc::from(text);
     let mut st = State {
         reading: Reading {
-            // About one command per few bytes at most; reserving avoids
-            // regrowing (and re-faulting) a large vector.
             commands: Vec::with_capacity((text.len() / 8).clamp(2, 8192)),
             scripts: vec![Script {
                 text: Arc::clone(&shared),
@@ -311,12 +362,15 @@ pub(super) fn read(command: &str) -> Reading {
             }],
             words: Vec::with_capacity((text.len() / 4).clamp(4, 16384)),
             incomplete: Vec::new(),
-            envs: vec![0],
+            envs: Vec::new(),
         },
         heredocs: Vec::new(),
         active: Vec::new(),
         feeds: Vec::new(),
         words: Vec::new(),
+        decoded: Vec::new(),
+        dq_scratch: Vec::new(),
+        bound: text.len() / 2 + 4,
         abort: false,
     };
     if too_long {
@@ -385,7 +439,12 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
     }
     for i in first..st.reading.commands.len() {
         let c = &st.reading.commands[i];
-        if c.script != script || piped.contains(&i) || !reads_stdin_script(st.reading.words(c)) {
+        // (Most commands have no redirection: asked first, it is cheapest.)
+        if c.redirections.is_empty()
+            || c.script != script
+            || piped.contains(&i)
+            || !reads_stdin_script(st.reading.words(c))
+        {
             continue;
         }
         if c.redirections.iter().any(|r| {
@@ -515,9 +574,13 @@ fn program_base(words: &[Word]) -> Option<&str> {
 }
 
 fn is_shell(words: &[Word]) -> bool {
+    program_base(words).is_some_and(is_shell_name)
+}
+
+/// Is a program's base name a shell's?
+fn is_shell_name(b: &str) -> bool {
     // Every shell's name ends in `h`: a cheap first test.
-    words.first().is_some_and(|w| w.text().ends_with('h'))
-        && program_base(words).is_some_and(|b| (2..=4).contains(&b.len()) && SHELLS.contains(&b))
+    b.ends_with('h') && (2..=4).contains(&b.len()) && SHELLS.contains(&b)
 }
 
 /// Files that are a process's standard input.
@@ -960,7 +1023,7 @@ impl<'s> Parser<'s, '_> {
                 }
                 _ => {}
             }
-            let (cmds, envs) = (self.st.reading.commands.len(), self.st.reading.envs.len());
+            let (cmds, envs) = (self.st.reading.commands.len(), self.st.env_count());
             self.and_or(conn);
             count += 1;
             if self.st.abort {
@@ -1059,7 +1122,7 @@ impl<'s> Parser<'s, '_> {
             self.skip_blanks();
         }
         self.time_before_compound();
-        let (cmds, envs) = (self.st.reading.commands.len(), self.st.reading.envs.len());
+        let (cmds, envs) = (self.st.reading.commands.len(), self.st.env_count());
         let mut first = true;
         let mut prev = self.command(conn);
         loop {
@@ -1084,7 +1147,7 @@ impl<'s> Parser<'s, '_> {
             if !self.need_command(at..self.pos) {
                 return;
             }
-            let (cmds, envs) = (self.st.reading.commands.len(), self.st.reading.envs.len());
+            let (cmds, envs) = (self.st.reading.commands.len(), self.st.env_count());
             let cur = self.command(c);
             if !self.st.abort {
                 self.st.fork_since(self.env, cmds, envs);
@@ -1971,7 +2034,8 @@ impl<'s> Parser<'s, '_> {
             env: self.env,
         };
         // `eval` of dynamic text, `source`/`.` of a file named at run time.
-        let dynamic_input = match program_base(words) {
+        let base = program_base(words);
+        let dynamic_input = match base {
             Some("eval") => words
                 .get(1..)
                 .unwrap_or(&[])
@@ -1981,7 +2045,7 @@ impl<'s> Parser<'s, '_> {
             _ => None,
         };
         let dynamic_input = dynamic_input.map(|w| w.span.clone());
-        let shell_c = if is_shell(words) {
+        let shell_c = if base.is_some_and(is_shell_name) {
             let (has_c, operand) = shell_mode(words);
             if has_c {
                 Some(operand.and_then(|i| words.get(i).cloned()))
@@ -1994,6 +2058,7 @@ impl<'s> Parser<'s, '_> {
         if let Some(span) = dynamic_input {
             self.fail(Reason::DynamicScript, span);
         }
+        room(&mut self.st.reading.commands, self.st.bound);
         self.st.reading.commands.push(cmd);
         // A nested reading may have taken here-docs queued before it.
         let from = heredocs_before.min(self.st.heredocs.len());
@@ -2153,19 +2218,23 @@ impl<'s> Parser<'s, '_> {
 
     /// Builds the word for what `lex_word` found: its source text (shared,
     /// no allocation) unless quote removal changed it.
-    fn make_word(&self, lx: &Lexed) -> Word {
+    fn make_word(&mut self, lx: &Lexed) -> Word {
         let span = lx.start..lx.end;
         let src = self.src.get(span.clone()).unwrap_or(&[]);
-        let kind = if lx.dynamic || assignment_tilde(src) {
+        // (A plain loop: words are short, and `contains` calls `memchr`.)
+        #[allow(clippy::manual_contains)]
+        let kind = if lx.dynamic || (src.iter().any(|&b| b == b'~') && assignment_tilde(src)) {
             WordKind::Dynamic
         } else if lx.glob {
             WordKind::Glob
         } else if !lx.changed {
             WordKind::Literal
         } else {
-            return match decode_plain(src).0 {
-                Some(text) => Word::owned(span, text, WordKind::Decoded),
-                None => Word::source(&self.text, span, WordKind::Dynamic),
+            let out = &mut self.st.decoded;
+            decode_plain_into(src, out);
+            return match std::str::from_utf8(out) {
+                Ok(text) => Word::copied(span, text, WordKind::Decoded),
+                Err(_) => Word::source(&self.text, span, WordKind::Dynamic),
             };
         };
         Word::source(&self.text, span, kind)
@@ -2178,7 +2247,6 @@ impl<'s> Parser<'s, '_> {
             start: self.pos,
             ..Default::default()
         };
-        let mut scratch = Vec::new();
         // A process substitution at the start of a word.
         if matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(') {
             let at = self.pos;
@@ -2210,8 +2278,13 @@ impl<'s> Parser<'s, '_> {
                 b'"' => {
                     lx.changed = true;
                     self.pos += 1;
+                    // What double quotes decode to is not needed here: a
+                    // buffer kept from word to word (a nested word gets its
+                    // own).
+                    let mut scratch = std::mem::take(&mut self.st.dq_scratch);
                     self.double_quoted(&mut scratch, &mut lx, true);
                     scratch.clear();
+                    self.st.dq_scratch = scratch;
                     if self.st.abort {
                         return None;
                     }
@@ -2244,7 +2317,12 @@ impl<'s> Parser<'s, '_> {
                     self.pos += 1;
                 }
                 _ if is_meta(b) => break,
-                _ => self.pos += 1,
+                _ => {
+                    // A run of plain bytes: most of a word.
+                    self.pos += 1;
+                    let rest = self.src.get(self.pos..self.end).unwrap_or(&[]);
+                    self.pos += run_outside(rest, &WORD_STOP);
+                }
             }
         }
         lx.end = self.pos;
@@ -2366,8 +2444,11 @@ impl<'s> Parser<'s, '_> {
                     lx.dynamic = true;
                 }
                 _ => {
-                    out.push(b);
-                    self.pos += 1;
+                    // A run of bytes that stand for themselves.
+                    let rest = self.src.get(self.pos..self.end).unwrap_or(&[]);
+                    let n = run_outside(rest, &DQ_STOP).max(1);
+                    out.extend_from_slice(rest.get(..n).unwrap_or(&[b]));
+                    self.pos += n;
                 }
             }
         }
@@ -2691,6 +2772,14 @@ fn assignment_tilde(src: &[u8]) -> bool {
 /// unquoted glob character is in it.
 fn decode_plain(src: &[u8]) -> (Option<String>, bool) {
     let mut out = Vec::with_capacity(src.len());
+    let glob = decode_plain_into(src, &mut out);
+    (String::from_utf8(out).ok(), glob)
+}
+
+/// [`decode_plain`] into `out` (cleared first); returns whether an unquoted
+/// glob character is in it.
+fn decode_plain_into(src: &[u8], out: &mut Vec<u8>) -> bool {
+    out.clear();
     let mut glob = false;
     let mut bracket = false;
     let mut i = 0;
@@ -2739,7 +2828,7 @@ fn decode_plain(src: &[u8]) -> (Option<String>, bool) {
                     j += if src[j] == b'\\' { 2 } else { 1 };
                 }
                 let inner = src.get(i + 2..j.min(src.len())).unwrap_or(&[]);
-                let _ = decode_escapes(inner, &mut out, true);
+                let _ = decode_escapes(inner, out, true);
                 i = j + 1;
             }
             b'$' if src.get(i + 1) == Some(&b'"') => {
@@ -2766,5 +2855,5 @@ fn decode_plain(src: &[u8]) -> (Option<String>, bool) {
             }
         }
     }
-    (String::from_utf8(out).ok(), glob)
+    glob
 }
