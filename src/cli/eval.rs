@@ -1316,7 +1316,7 @@ fn batch(
     let mut reader = BufReader::with_capacity(1 << 16, input);
     let mut out = BufWriter::with_capacity(1 << 16, output);
     let mut sum = Totals {
-        hits: vec![0; evaluator.rules().len()],
+        hits: vec![0; evaluator.policy().rule_count()],
         ..Totals::default()
     };
     let prepared = LineKeys::default().context(defaults, evaluator).ok();
