@@ -3,6 +3,8 @@
 //! returns exactly the set of rules the reference matcher returns, on
 //! random rules × inputs.
 
+mod common;
+
 use proptest::prelude::*;
 use std::sync::Arc;
 use toolgate::compile::{AnchorDirs, AnchorKey, Config, Kind, Matches, Policy};
@@ -692,20 +694,7 @@ fn path_tables_agree_with_reference() {
     let rules: Vec<Rule> = specs
         .iter()
         .enumerate()
-        .map(|(i, (text, effect))| {
-            let list = match effect {
-                Effect::Deny => List::Deny,
-                Effect::Ask => List::Ask,
-                Effect::Allow => List::Allow,
-            };
-            let prov = Provenance {
-                source: Arc::from("settings.json"),
-                list,
-                index: i,
-            };
-            toolgate::rule::claude::parse_rule(text, *effect, Dialect::ClaudeCode, prov)
-                .expect("rule parses")
-        })
+        .map(|(i, (text, effect))| common::claude_rule(text, *effect, i))
         .collect();
     let paths = [
         "main.rs",

@@ -5,10 +5,11 @@
 //! exactly as the reference does. (How long these builds take is measured
 //! in `benches/matchers.rs`, compile group; a test asserts answers.)
 
-use std::sync::Arc;
+mod common;
+
 use toolgate::compile::{AnchorKey, Config, Kind, Matches, Policy};
 use toolgate::reference;
-use toolgate::{Dialect, Effect, List, Pattern, Provenance, Rule};
+use toolgate::{Effect, Pattern, Rule};
 
 const READ_TOOLS: &[&str] = &["Read", "Glob", "Grep", "LSP", "NotebookRead"];
 const EDIT_TOOLS: &[&str] = &["Edit", "Write", "MultiEdit", "NotebookEdit"];
@@ -45,20 +46,7 @@ fn rules() -> Vec<Rule> {
     SPECS
         .iter()
         .enumerate()
-        .map(|(i, (text, effect, _))| {
-            let list = match effect {
-                Effect::Deny => List::Deny,
-                Effect::Ask => List::Ask,
-                Effect::Allow => List::Allow,
-            };
-            let prov = Provenance {
-                source: Arc::from("settings.json"),
-                list,
-                index: i,
-            };
-            toolgate::rule::claude::parse_rule(text, *effect, Dialect::ClaudeCode, prov)
-                .expect("rule parses")
-        })
+        .map(|(i, (text, effect, _))| common::claude_rule(text, *effect, i))
         .collect()
 }
 

@@ -35,3 +35,22 @@ pub fn corpus_lines(name: &str) -> Option<Vec<String>> {
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     Some(text.lines().map(str::to_string).collect())
 }
+
+/// A Claude Code rule of the given effect, parsed in the `claude-code`
+/// dialect, as the `index`th entry of that effect's list in
+/// `settings.json`.
+pub fn claude_rule(text: &str, effect: toolgate::Effect, index: usize) -> toolgate::Rule {
+    use toolgate::{Dialect, Effect, List, Provenance};
+    let list = match effect {
+        Effect::Deny => List::Deny,
+        Effect::Ask => List::Ask,
+        Effect::Allow => List::Allow,
+    };
+    let prov = Provenance {
+        source: std::sync::Arc::from("settings.json"),
+        list,
+        index,
+    };
+    toolgate::rule::claude::parse_rule(text, effect, Dialect::ClaudeCode, prov)
+        .expect("rule parses")
+}
