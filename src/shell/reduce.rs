@@ -1571,22 +1571,22 @@ fn candidates(
     } else {
         &[Basename::No]
     };
+    // One shape's text, written and kept unless it repeats another.
+    let add = |buf: &mut CandTexts, shape: &Shape, for_allow: bool| {
+        let start = buf.text.len();
+        build(&mut buf.text, layers, action_words, shape);
+        buf.finish(start, from, for_allow);
+    };
     for a in assign_allow {
         for skip in 0..=transparent {
             for &b in allow_bases {
-                let start = buf.text.len();
-                build(
-                    &mut buf.text,
-                    layers,
-                    action_words,
-                    &Shape {
-                        assignments: a,
-                        from: skip,
-                        basename: b,
-                        form: None,
-                    },
-                );
-                buf.finish(start, from, true);
+                let shape = Shape {
+                    assignments: a,
+                    from: skip,
+                    basename: b,
+                    form: None,
+                };
+                add(buf, &shape, true);
                 if texts == Texts::First {
                     return;
                 }
@@ -1629,29 +1629,24 @@ fn candidates(
     } else {
         &[assignments, none]
     };
-    let forms: Vec<Option<&[&Word]>> = [None, form, alt]
-        .into_iter()
-        .enumerate()
-        .filter(|(i, f)| *i == 0 || f.is_some())
-        .map(|(_, f)| f)
-        .collect();
+    // The plain form, then the subcommand forms there are (no vector per
+    // call: this runs on every evaluation with deny or ask rules).
+    let forms = || {
+        std::iter::once(None)
+            .chain(form.map(Some))
+            .chain(alt.map(Some))
+    };
     for &a in assigns {
         for skip in 0..layers.len() {
             for &b in deny_bases {
-                for &f in &forms {
-                    let start = buf.text.len();
-                    build(
-                        &mut buf.text,
-                        layers,
-                        action_words,
-                        &Shape {
-                            assignments: a,
-                            from: skip,
-                            basename: b,
-                            form: f,
-                        },
-                    );
-                    buf.finish(start, from, false);
+                for f in forms() {
+                    let shape = Shape {
+                        assignments: a,
+                        from: skip,
+                        basename: b,
+                        form: f,
+                    };
+                    add(buf, &shape, false);
                 }
             }
         }
