@@ -223,8 +223,8 @@ impl Evaluator {
     /// An evaluator over `policy` compiled already as `compiled` (from a
     /// precompiled image): `compiled` must hold exactly `policy`'s rules.
     pub fn with_compiled(policy: &LoadedPolicy, compiled: Policy) -> Result<Evaluator, Error> {
-        let same = compiled.rules().len() == policy.rules().len()
-            && (0..compiled.rules().len() as u32).all(|id| {
+        let same = compiled.rule_count() == policy.rules().len()
+            && (0..compiled.rule_count() as u32).all(|id| {
                 compiled.input_index(id).and_then(|i| policy.rules().get(i)) == compiled.rule(id)
             });
         if !same {
