@@ -267,15 +267,12 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
     };
     let glob = f.kind == WordKind::Glob;
     if let Some(abs) = f.path.as_ref().and_then(|p| absolute(p, ctx)) {
-        let chain = if glob {
-            vec![abs.clone()]
-        } else {
-            chain_of(&abs, ctx)
-        };
+        let chain = if glob { vec![abs] } else { chain_of(abs, ctx) };
         let inside = chain.iter().all(|p| ctx.in_working_dirs(p));
         out.list.push(Action {
             kind,
-            subject: abs.into(),
+            // The path (see `Action::subject`).
+            subject: Cow::Borrowed(""),
             // A read inside the working directories is covered by its
             // command's approval; a read outside them, and every edit,
             // needs its own (SPEC §13).
@@ -320,7 +317,8 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
         let inside = ctx.in_working_dirs(&abs);
         out.list.push(Action {
             kind,
-            subject: abs.clone().into(),
+            // The path (see `Action::subject`).
+            subject: Cow::Borrowed(""),
             needs_approval: access == Access::Edit || !inside,
             call_rules: false,
             target: Target::Path {

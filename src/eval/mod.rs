@@ -408,23 +408,32 @@ impl Evaluator {
         // could only meet allow rules, which never use them.
         let texts = std::mem::take(&mut s.texts);
         let mut actions = action::derive_with(call, ctx, self.needs, texts)?;
-        // The sources' roots are needed only by path actions.
-        let roots_ref: Vec<(&str, &str)> = if actions
+        // The sources' roots are needed only by path actions (a policy of
+        // a few sources lists them without an allocation).
+        let root = |(n, d): &'p (Arc<str>, Option<String>)| {
+            (&**n, d.as_deref().unwrap_or(ctx.project_dir()))
+        };
+        let mut few = [("", ""); 4];
+        let many: Vec<(&str, &str)>;
+        let roots_ref: &[(&str, &str)] = if !actions
             .list
             .iter()
             .any(|a| matches!(a.target, Target::Path { .. }))
         {
-            self.roots
-                .iter()
-                .map(|(n, d)| (&**n, d.as_deref().unwrap_or(ctx.project_dir())))
-                .collect()
+            &[]
+        } else if self.roots.len() <= few.len() {
+            for (slot, r) in few.iter_mut().zip(&self.roots) {
+                *slot = root(r);
+            }
+            few.get(..self.roots.len()).unwrap_or(&[])
         } else {
-            Vec::new()
+            many = self.roots.iter().map(root).collect();
+            &many
         };
         let dirs = AnchorDirs {
             home: ctx.home(),
             project: Some(ctx.project_dir()),
-            sources: &roots_ref,
+            sources: roots_ref,
         };
         let d = self.decide_actions(
             call,
