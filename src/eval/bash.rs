@@ -131,7 +131,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
         let mut accept_edits = moded
             && plain
             && !inv.program.dynamic
-            && mode::ACCEPT_EDITS_COMMANDS.contains(&inv.program.base.as_str());
+            && mode::ACCEPT_EDITS_COMMANDS.contains(&&*inv.program.base);
         for a in &out.list[files_start..] {
             if !matches!(a.kind, ActionKind::Read | ActionKind::Edit) {
                 continue;
@@ -144,7 +144,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
         // Its first candidate (the text as written) when it has one (see
         // `Action::subject`).
         let subject = if cands.is_empty() {
-            Cow::Owned(reduce::render_words(&inv.words, false))
+            Cow::Owned(reduce::render_words(inv.words.iter(), false))
         } else {
             Cow::Borrowed("")
         };
@@ -156,7 +156,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             target: Target::Run {
                 cands,
                 words: if needs.words {
-                    std::mem::take(&mut inv.words)
+                    std::mem::take(&mut inv.words).into_owned()
                 } else {
                     Vec::new()
                 },
@@ -211,7 +211,7 @@ fn wrapper_argvs(invs: &[Invocation], i: usize) -> Vec<Vec<Word>> {
         if inv.role != Role::Wrapper {
             break;
         }
-        out.push(inv.words.clone());
+        out.push(inv.words.to_vec());
         cur = inv.parent;
     }
     out.reverse();
