@@ -168,14 +168,18 @@ pub(crate) struct Actions {
 }
 
 impl Actions {
-    /// Empty actions writing their candidate texts into `texts` (cleared).
-    pub fn with_texts(mut texts: CandTexts) -> Actions {
-        texts.clear();
-        Actions {
-            list: Vec::new(),
-            incomplete: Vec::new(),
-            texts,
+    /// Emptied, keeping the room of its list and texts for the next call
+    /// (unless a hostile command made the list large: then it starts
+    /// afresh, so a long batch's memory stays flat).
+    pub fn recycled(mut self) -> Actions {
+        const KEEP: usize = 1 << 12;
+        if self.list.capacity() > KEEP {
+            self.list = Vec::new();
         }
+        self.list.clear();
+        self.incomplete.clear();
+        self.texts.clear();
+        self
     }
 
     /// The candidates of a run (`cands`, from its target).
@@ -193,7 +197,7 @@ fn call_error(msg: String) -> Error {
 
 /// Derives the actions of `call` in `ctx`.
 pub(crate) fn derive(call: &ToolCall, ctx: &EvalContext) -> Result<Actions, Error> {
-    derive_with(call, ctx, Needs::ALL, CandTexts::default())
+    derive_with(call, ctx, Needs::ALL, Actions::default())
 }
 
 /// What of a Bash command's runs a policy can use: the rest is not built
@@ -237,17 +241,16 @@ impl Needs {
     }
 }
 
-/// [`derive`], building only what `needs` says a policy can use, with the
-/// candidate texts written into `texts` (a buffer kept from an earlier
-/// call: cleared first).
+/// [`derive`], building only what `needs` says a policy can use, into the
+/// buffers of `earlier` (an earlier call's actions: emptied first).
 pub(crate) fn derive_with(
     call: &ToolCall,
     ctx: &EvalContext,
     needs: Needs,
-    texts: CandTexts,
+    earlier: Actions,
 ) -> Result<Actions, Error> {
     let tool = call.tool.as_str();
-    let mut out = Actions::with_texts(texts);
+    let mut out = earlier.recycled();
     if COMMAND_TOOLS.contains(&tool) {
         let Some(command) = call.command() else {
             return Err(call_error(format!("a {tool} call needs a string command")));

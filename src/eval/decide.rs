@@ -33,15 +33,16 @@ fn key(m: &RuleMatch<'_>) -> (Effect, Effect, usize) {
 }
 
 /// Decides a call from its actions and the rules that matched each
-/// (`matches[i]` for `actions[i]`, in any order). With `with_reports`
-/// false, the decision's actions are left empty (a caller that wants the
+/// (`matches[i]` for `actions[i]`, in any order), emptying both lists
+/// (their room is kept for the next call). With `with_reports` false,
+/// the decision's actions are left empty (a caller that wants the
 /// verdict and the deciding rule only).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn decide<'p>(
-    actions: Vec<Action>,
+    actions: &mut Vec<Action>,
     texts: &CandTexts,
     subjects: &mut String,
-    matches: Vec<Vec<RuleMatch<'p>>>,
+    matches: &mut Vec<Vec<RuleMatch<'p>>>,
     incomplete: Vec<String>,
     mode: Option<PermissionMode>,
     with_reports: bool,
@@ -62,7 +63,7 @@ pub(crate) fn decide<'p>(
     let mut any_needs_approval = false;
     let mut best: [Option<RuleMatch<'p>>; 3] = [None, None, None];
     let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
-    for (mut action, mut ms) in actions.into_iter().zip(matches) {
+    for (mut action, mut ms) in actions.drain(..).zip(matches.drain(..)) {
         let subject = if !with_reports {
             None
         } else if let Some(own) = action.take_subject() {
