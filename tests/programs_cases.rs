@@ -106,7 +106,7 @@ fn check(case: &Case, r: &Reduction) -> Vec<String> {
     exact(
         "programs",
         &case.programs,
-        inv.iter().map(|i| i.program.base.clone()).collect(),
+        inv.iter().map(|i| i.program.base.to_string()).collect(),
     );
     let parents: Option<Vec<String>> = case
         .parents

@@ -14,39 +14,43 @@ fn survey(lines: &[String]) -> (usize, BTreeMap<String, (usize, String)>, Vec<St
     let mut reasons: BTreeMap<String, (usize, String)> = BTreeMap::new();
     let mut panics = Vec::new();
     for line in lines {
+        // Why a line is not read completely (nothing when it is).
         let result = std::panic::catch_unwind(|| {
             let reading = shell::read(line);
             let r = reduce::invocations(&reading);
-            (reading, r)
+            let mut why: Vec<String> = Vec::new();
+            if r.is_complete() {
+                return (true, why);
+            }
+            for i in &reading.incomplete {
+                why.push(format!("reading: {}", i.reason));
+            }
+            for s in &r.scripts {
+                for i in &s.incomplete {
+                    why.push(format!("script: {}", i.reason));
+                }
+            }
+            for inv in &r.invocations {
+                for g in &inv.gaps {
+                    let g = match g {
+                        reduce::Gap::UnknownOption(_) => {
+                            format!("reduce: unknown option of {}", inv.program.base)
+                        }
+                        reduce::Gap::Mode(o) => format!("reduce: {} mode {o}", inv.program.base),
+                        g => format!("reduce: {}", g.describe()),
+                    };
+                    why.push(g);
+                }
+            }
+            (false, why)
         });
-        let Ok((reading, r)) = result else {
+        let Ok((read_completely, mut why)) = result else {
             panics.push(line.clone());
             continue;
         };
-        if r.is_complete() {
+        if read_completely {
             complete += 1;
             continue;
-        }
-        let mut why: Vec<String> = Vec::new();
-        for i in &reading.incomplete {
-            why.push(format!("reading: {}", i.reason));
-        }
-        for s in &r.scripts {
-            for i in &s.incomplete {
-                why.push(format!("script: {}", i.reason));
-            }
-        }
-        for inv in &r.invocations {
-            for g in &inv.gaps {
-                let g = match g {
-                    reduce::Gap::UnknownOption(_) => {
-                        format!("reduce: unknown option of {}", inv.program.base)
-                    }
-                    reduce::Gap::Mode(o) => format!("reduce: {} mode {o}", inv.program.base),
-                    g => format!("reduce: {}", g.describe()),
-                };
-                why.push(g);
-            }
         }
         why.sort();
         why.dedup();

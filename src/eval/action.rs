@@ -105,7 +105,7 @@ pub(crate) struct ModeFacts {
 pub(crate) struct Action {
     pub kind: ActionKind,
     /// What it is about; empty for an action named by the text it is
-    /// matched by (see [`Action::subject`]).
+    /// matched by (a command, a run, a path: see [`Action::subject`]).
     pub subject: Cow<'static, str>,
     pub needs_approval: bool,
     /// The call-level rules (tool name, fields) apply to it.
@@ -117,7 +117,7 @@ pub(crate) struct Action {
 impl Action {
     /// What the action is about: its own subject, or — when that is
     /// empty — the text it is matched by (a command's whole text, a run's
-    /// first candidate in `texts`), which is not copied twice.
+    /// first candidate in `texts`, a path), which is not copied twice.
     pub fn subject<'a>(&'a self, texts: &'a CandTexts) -> &'a str {
         if !self.subject.is_empty() {
             return &self.subject;
@@ -125,7 +125,34 @@ impl Action {
         match &self.target {
             Target::Raw { text, .. } => texts.text_of(text),
             Target::Run { cands, .. } => texts.get(cands.start).map_or("", |(t, _)| t),
+            Target::Path { chain, .. } => chain.first().map_or("", String::as_str),
             _ => "",
+        }
+    }
+
+    /// Whether its subject is a text of the candidate buffer (a command's
+    /// whole text, a run's first candidate): [`Action::subject`] reads it
+    /// there.
+    pub fn subject_in_texts(&self) -> bool {
+        self.subject.is_empty() && matches!(self.target, Target::Raw { .. } | Target::Run { .. })
+    }
+
+    /// Takes its subject out (for a report) unless it is a text of the
+    /// candidate buffer ([`Action::subject_in_texts`]): a name as is, an
+    /// owned text or a path moved, without a copy. What the modes read
+    /// (its kind, target kind and facts) stays.
+    pub fn take_subject(&mut self) -> Option<super::decision::Subject> {
+        use super::decision::Subject;
+        match std::mem::take(&mut self.subject) {
+            Cow::Borrowed("") => match &mut self.target {
+                Target::Path { chain, .. } if !chain.is_empty() => {
+                    Some(Subject::owned(chain.swap_remove(0)))
+                }
+                Target::Raw { .. } | Target::Run { .. } => None,
+                _ => Some(Subject::name("")),
+            },
+            Cow::Borrowed(name) => Some(Subject::name(name)),
+            Cow::Owned(text) => Some(Subject::owned(text)),
         }
     }
 }
@@ -141,14 +168,18 @@ pub(crate) struct Actions {
 }
 
 impl Actions {
-    /// Empty actions writing their candidate texts into `texts` (cleared).
-    pub fn with_texts(mut texts: CandTexts) -> Actions {
-        texts.clear();
-        Actions {
-            list: Vec::new(),
-            incomplete: Vec::new(),
-            texts,
+    /// Emptied, keeping the room of its list and texts for the next call
+    /// (unless a hostile command made the list large: then it starts
+    /// afresh, so a long batch's memory stays flat).
+    pub fn recycled(mut self) -> Actions {
+        const KEEP: usize = 1 << 12;
+        if self.list.capacity() > KEEP {
+            self.list = Vec::new();
         }
+        self.list.clear();
+        self.incomplete.clear();
+        self.texts.clear();
+        self
     }
 
     /// The candidates of a run (`cands`, from its target).
@@ -166,7 +197,7 @@ fn call_error(msg: String) -> Error {
 
 /// Derives the actions of `call` in `ctx`.
 pub(crate) fn derive(call: &ToolCall, ctx: &EvalContext) -> Result<Actions, Error> {
-    derive_with(call, ctx, Needs::ALL, CandTexts::default())
+    derive_with(call, ctx, Needs::ALL, Actions::default())
 }
 
 /// What of a Bash command's runs a policy can use: the rest is not built
@@ -210,17 +241,16 @@ impl Needs {
     }
 }
 
-/// [`derive`], building only what `needs` says a policy can use, with the
-/// candidate texts written into `texts` (a buffer kept from an earlier
-/// call: cleared first).
+/// [`derive`], building only what `needs` says a policy can use, into the
+/// buffers of `earlier` (an earlier call's actions: emptied first).
 pub(crate) fn derive_with(
     call: &ToolCall,
     ctx: &EvalContext,
     needs: Needs,
-    texts: CandTexts,
+    earlier: Actions,
 ) -> Result<Actions, Error> {
     let tool = call.tool.as_str();
-    let mut out = Actions::with_texts(texts);
+    let mut out = earlier.recycled();
     if COMMAND_TOOLS.contains(&tool) {
         let Some(command) = call.command() else {
             return Err(call_error(format!("a {tool} call needs a string command")));
@@ -273,7 +303,7 @@ pub(crate) fn derive_with(
             .absolute_path(ctx.cwd(), path)
             .ok_or_else(|| call_error(format!("path {path:?} cannot be made absolute")))?;
         let access = if read { Access::Read } else { Access::Edit };
-        let chain = chain_of(&abs, ctx);
+        let chain = chain_of(abs, ctx);
         let inside = chain.iter().all(|p| ctx.in_working_dirs(p));
         out.list.push(Action {
             kind: if read {
@@ -281,7 +311,8 @@ pub(crate) fn derive_with(
             } else {
                 ActionKind::Edit
             },
-            subject: abs.into(),
+            // The path (see `Action::subject`).
+            subject: Cow::Borrowed(""),
             needs_approval: true,
             call_rules: true,
             target: Target::Path {
@@ -336,14 +367,14 @@ pub(crate) fn derive_with(
 /// The path, the hops of its symlink chain and its real path, when the
 /// context follows symlinks (SPEC §4.2, §13 "New files"); else the path
 /// alone. Every entry is absolute and normalised; repeats are dropped.
-pub(crate) fn chain_of(abs: &str, ctx: &EvalContext) -> Vec<String> {
-    let mut chain = vec![abs.to_string()];
+pub(crate) fn chain_of(abs: String, ctx: &EvalContext) -> Vec<String> {
     if !ctx.follow_symlinks() {
-        return chain;
+        return vec![abs];
     }
+    let mut cur = abs.clone();
+    let mut chain = vec![abs];
     // Hops: follow the link at the path itself, up to 40 times (the
     // kernel's limit).
-    let mut cur = abs.to_string();
     for _ in 0..40 {
         let Ok(target) = std::fs::read_link(&cur) else {
             break;
@@ -362,7 +393,7 @@ pub(crate) fn chain_of(abs: &str, ctx: &EvalContext) -> Vec<String> {
         chain.push(next.clone());
         cur = next;
     }
-    if let Some(real) = real_path(abs) {
+    if let Some(real) = chain.first().and_then(|abs| real_path(abs)) {
         if !chain.contains(&real) {
             chain.push(real);
         }

@@ -131,7 +131,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
         let mut accept_edits = moded
             && plain
             && !inv.program.dynamic
-            && mode::ACCEPT_EDITS_COMMANDS.contains(&inv.program.base.as_str());
+            && mode::ACCEPT_EDITS_COMMANDS.contains(&&*inv.program.base);
         for a in &out.list[files_start..] {
             if !matches!(a.kind, ActionKind::Read | ActionKind::Edit) {
                 continue;
@@ -144,7 +144,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
         // Its first candidate (the text as written) when it has one (see
         // `Action::subject`).
         let subject = if cands.is_empty() {
-            Cow::Owned(reduce::render_words(&inv.words, false))
+            Cow::Owned(reduce::render_words(inv.words.iter(), false))
         } else {
             Cow::Borrowed("")
         };
@@ -156,7 +156,7 @@ pub(crate) fn derive(command: &str, ctx: &EvalContext, out: &mut Actions, needs:
             target: Target::Run {
                 cands,
                 words: if needs.words {
-                    std::mem::take(&mut inv.words)
+                    std::mem::take(&mut inv.words).into_owned()
                 } else {
                     Vec::new()
                 },
@@ -211,7 +211,7 @@ fn wrapper_argvs(invs: &[Invocation], i: usize) -> Vec<Vec<Word>> {
         if inv.role != Role::Wrapper {
             break;
         }
-        out.push(inv.words.clone());
+        out.push(inv.words.to_vec());
         cur = inv.parent;
     }
     out.reverse();
@@ -267,15 +267,12 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
     };
     let glob = f.kind == WordKind::Glob;
     if let Some(abs) = f.path.as_ref().and_then(|p| absolute(p, ctx)) {
-        let chain = if glob {
-            vec![abs.clone()]
-        } else {
-            chain_of(&abs, ctx)
-        };
+        let chain = if glob { vec![abs] } else { chain_of(abs, ctx) };
         let inside = chain.iter().all(|p| ctx.in_working_dirs(p));
         out.list.push(Action {
             kind,
-            subject: abs.into(),
+            // The path (see `Action::subject`).
+            subject: Cow::Borrowed(""),
             // A read inside the working directories is covered by its
             // command's approval; a read outside them, and every edit,
             // needs its own (SPEC §13).
@@ -320,7 +317,8 @@ fn file_actions(f: &FileUse, ctx: &EvalContext, out: &mut Actions) {
         let inside = ctx.in_working_dirs(&abs);
         out.list.push(Action {
             kind,
-            subject: abs.clone().into(),
+            // The path (see `Action::subject`).
+            subject: Cow::Borrowed(""),
             needs_approval: access == Access::Edit || !inside,
             call_rules: false,
             target: Target::Path {

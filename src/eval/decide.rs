@@ -33,39 +33,48 @@ fn key(m: &RuleMatch<'_>) -> (Effect, Effect, usize) {
 }
 
 /// Decides a call from its actions and the rules that matched each
-/// (`matches[i]` for `actions[i]`, in any order). With `with_reports`
-/// false, the decision's actions are left empty (a caller that wants the
+/// (`matches[i]` for `actions[i]`, in any order), emptying both lists
+/// (their room is kept for the next call). With `with_reports` false,
+/// the decision's actions are left empty (a caller that wants the
 /// verdict and the deciding rule only).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn decide<'p>(
-    actions: Vec<Action>,
+    actions: &mut Vec<Action>,
     texts: &CandTexts,
     subjects: &mut String,
-    matches: Vec<Vec<RuleMatch<'p>>>,
+    matches: &mut Vec<Vec<RuleMatch<'p>>>,
     incomplete: Vec<String>,
     mode: Option<PermissionMode>,
     with_reports: bool,
 ) -> Decision<'p> {
     let mut reports = Vec::with_capacity(if with_reports { actions.len() } else { 0 });
-    // Every subject in one shared text (one allocation per call).
-    let shared: Option<Arc<str>> = with_reports.then(|| {
-        subjects.clear();
-        for a in &actions {
-            subjects.push_str(a.subject(texts));
-        }
-        Arc::from(subjects.as_str())
-    });
+    // The subjects the reduction wrote (a command, its runs) in one shared
+    // text: one allocation per call, and none for a call without them.
+    // The others (names, paths, hosts) are moved into their reports.
+    let shared: Option<Arc<str>> = (with_reports && actions.iter().any(Action::subject_in_texts))
+        .then(|| {
+            subjects.clear();
+            for a in actions.iter().filter(|a| a.subject_in_texts()) {
+                subjects.push_str(a.subject(texts));
+            }
+            Arc::from(subjects.as_str())
+        });
     let mut at = 0;
     let mut any_needs_approval = false;
     let mut best: [Option<RuleMatch<'p>>; 3] = [None, None, None];
     let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
-    for (action, mut ms) in actions.into_iter().zip(matches) {
-        // (Its subject is the next one written above.)
-        let range = match shared {
-            Some(_) => at..at + action.subject(texts).len(),
-            None => 0..0,
+    for (mut action, mut ms) in actions.drain(..).zip(matches.drain(..)) {
+        let subject = if !with_reports {
+            None
+        } else if let Some(own) = action.take_subject() {
+            Some(own)
+        } else {
+            // The next one written into the shared text above.
+            let len = action.subject(texts).len();
+            let range = at..at + len;
+            at = range.end;
+            shared.as_ref().map(|t| Subject::shared(t, range))
         };
-        at = range.end;
         ms.sort_by_key(key);
         ms.dedup_by(|a, b| a.index == b.index && a.how == b.how);
         let level = ms.first().map(RuleMatch::level);
@@ -113,11 +122,11 @@ pub(crate) fn decide<'p>(
             }
         }
         any_needs_approval |= action.needs_approval;
-        if let Some(shared) = &shared {
+        if let Some(subject) = subject {
             reports.push(ActionReport {
                 kind: action.kind,
                 needs_approval: action.needs_approval,
-                subject: Subject::shared(shared, range),
+                subject,
                 matches: ms,
                 outcome,
             });

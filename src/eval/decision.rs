@@ -161,35 +161,52 @@ impl Outcome {
 /// What an action is about ([`ActionReport::subject`]), read as a `&str`
 /// (it dereferences to one).
 ///
-/// The subjects of one decision share one text: a call's evaluation
-/// makes one allocation for all of them, however many actions it has.
+/// A subject costs no copy where it can: a tool's name is a static text,
+/// a path or a host the evaluation built is moved in, and the subjects a
+/// Bash call's reduction wrote (its command, its runs) share one text —
+/// one allocation for all of them, however many there are.
 #[derive(Clone)]
-pub struct Subject {
-    text: Arc<str>,
-    range: Range<usize>,
+pub struct Subject(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    /// `text[range]`, shared with other subjects of the decision.
+    Shared(Arc<str>, Range<usize>),
+    /// A text of its own.
+    Owned(String),
+    /// A name.
+    Static(&'static str),
 }
 
 impl Subject {
     /// `text[range]`, a subject sharing `text` with others.
     pub(crate) fn shared(text: &Arc<str>, range: Range<usize>) -> Subject {
-        Subject {
-            text: Arc::clone(text),
-            range,
-        }
+        Subject(Repr::Shared(Arc::clone(text), range))
+    }
+
+    /// A subject that owns its text.
+    pub(crate) fn owned(text: String) -> Subject {
+        Subject(Repr::Owned(text))
+    }
+
+    /// A subject that is a static name.
+    pub(crate) fn name(text: &'static str) -> Subject {
+        Subject(Repr::Static(text))
     }
 
     /// The text.
     pub fn as_str(&self) -> &str {
-        self.text.get(self.range.clone()).unwrap_or("")
+        match &self.0 {
+            Repr::Shared(text, range) => text.get(range.clone()).unwrap_or(""),
+            Repr::Owned(text) => text,
+            Repr::Static(text) => text,
+        }
     }
 }
 
 impl From<&str> for Subject {
     fn from(s: &str) -> Subject {
-        Subject {
-            range: 0..s.len(),
-            text: Arc::from(s),
-        }
+        Subject::owned(s.to_string())
     }
 }
 

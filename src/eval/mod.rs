@@ -153,16 +153,28 @@ impl PolicyFacts {
     }
 }
 
-/// What every evaluation on a thread reuses: the match buffers and the
-/// candidate texts' buffer.
+/// What every evaluation on a thread reuses: the match buffers, the
+/// action list and the candidate texts' buffer.
 #[derive(Default)]
 struct Scratch {
     matches: Matches,
     ids: Vec<(u32, How)>,
-    texts: CandTexts,
+    actions: action::Actions,
     /// The subjects of a call's actions, written one after another.
     subjects: String,
+    /// The room of the list of each action's matches (empty: its matches
+    /// borrow the evaluator of one call).
+    all: Vec<Vec<RuleMatch<'static>>>,
 }
+
+/// The buffers [`Evaluator::decide_actions`] writes into: matches, rule
+/// ids, subjects, each action's matches.
+type DecideBuffers<'a, 'p> = (
+    &'a mut Matches,
+    &'a mut Vec<(u32, How)>,
+    &'a mut String,
+    &'a mut Vec<Vec<RuleMatch<'p>>>,
+);
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
@@ -406,40 +418,54 @@ impl Evaluator {
     ) -> Result<Decision<'p>, Error> {
         // Without deny and ask command rules, the widened candidates
         // could only meet allow rules, which never use them.
-        let texts = std::mem::take(&mut s.texts);
-        let mut actions = action::derive_with(call, ctx, self.needs, texts)?;
-        // The sources' roots are needed only by path actions.
-        let roots_ref: Vec<(&str, &str)> = if actions
+        let earlier = std::mem::take(&mut s.actions);
+        let mut actions = action::derive_with(call, ctx, self.needs, earlier)?;
+        // The sources' roots are needed only by path actions (a policy of
+        // a few sources lists them without an allocation).
+        let root = |(n, d): &'p (Arc<str>, Option<String>)| {
+            (&**n, d.as_deref().unwrap_or(ctx.project_dir()))
+        };
+        let mut few = [("", ""); 4];
+        let many: Vec<(&str, &str)>;
+        let roots_ref: &[(&str, &str)] = if !actions
             .list
             .iter()
             .any(|a| matches!(a.target, Target::Path { .. }))
         {
-            self.roots
-                .iter()
-                .map(|(n, d)| (&**n, d.as_deref().unwrap_or(ctx.project_dir())))
-                .collect()
+            &[]
+        } else if self.roots.len() <= few.len() {
+            for (slot, r) in few.iter_mut().zip(&self.roots) {
+                *slot = root(r);
+            }
+            few.get(..self.roots.len()).unwrap_or(&[])
         } else {
-            Vec::new()
+            many = self.roots.iter().map(root).collect();
+            &many
         };
         let dirs = AnchorDirs {
             home: ctx.home(),
             project: Some(ctx.project_dir()),
-            sources: &roots_ref,
+            sources: roots_ref,
         };
+        // (`Vec<Vec<RuleMatch<'static>>>` is a `Vec<Vec<RuleMatch<'p>>>`.)
+        let mut all = std::mem::take(&mut s.all);
         let d = self.decide_actions(
             call,
             ctx,
             &mut actions,
             &dirs,
-            (&mut s.matches, &mut s.ids, &mut s.subjects),
+            (&mut s.matches, &mut s.ids, &mut s.subjects, &mut all),
             with_reports,
         );
-        s.texts = actions.texts;
+        s.actions = actions;
+        // Emptied: the same room, past this call (no item is converted).
+        all.clear();
+        s.all = all.into_iter().map(|_| Vec::new()).collect();
         d
     }
 
-    /// Matches each action and decides (`m` and `ids` are scratch; the
-    /// actions' list is taken, their texts left).
+    /// Matches each action and decides (`m`, `ids`, `subjects` and `all`
+    /// are scratch; the actions' list is emptied, their texts left).
     #[allow(clippy::too_many_arguments)]
     fn decide_actions<'p>(
         &'p self,
@@ -447,11 +473,12 @@ impl Evaluator {
         ctx: &EvalContext,
         actions: &mut action::Actions,
         dirs: &AnchorDirs<'_>,
-        (m, ids, subjects): (&mut Matches, &mut Vec<(u32, How)>, &mut String),
+        (m, ids, subjects, all): DecideBuffers<'_, 'p>,
         with_reports: bool,
     ) -> Result<Decision<'p>, Error> {
         let call_ids = self.call_ids(call, m);
-        let mut all = Vec::with_capacity(actions.list.len());
+        all.clear();
+        all.reserve(actions.list.len());
         for a in &actions.list {
             ids.clear();
             if a.call_rules {
@@ -470,9 +497,9 @@ impl Evaluator {
                     .collect(),
             );
         }
-        propagate_exact_allow(&actions.list, &mut all);
+        propagate_exact_allow(&actions.list, all);
         Ok(decide::decide(
-            std::mem::take(&mut actions.list),
+            &mut actions.list,
             &actions.texts,
             subjects,
             all,

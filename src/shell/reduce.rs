@@ -8,7 +8,7 @@
 //! let reading = read("FOO=1 sudo -u root /usr/bin/git -C . push --force > log");
 //! let r = reduce::invocations(&reading);
 //! // `sudo` is kept as an invocation of its own; `git` is the action.
-//! let names: Vec<&str> = r.invocations.iter().map(|i| i.program.base.as_str()).collect();
+//! let names: Vec<&str> = r.invocations.iter().map(|i| &*i.program.base).collect();
 //! assert_eq!(names, ["sudo", "git"]);
 //! let git = &r.invocations[1];
 //! assert_eq!(git.form.as_deref(), Some("/usr/bin/git push --force"));
@@ -57,17 +57,21 @@ use super::files::{self, Access, Dir, FileUse, Found, Host};
 use super::programs::{self, Runs, Wrapper};
 use super::{Assignment, Command, Connector, MAX_DEPTH, Reading, RedirectionOp, Word, WordKind};
 use serde::Serialize;
+use std::borrow::Cow;
 
 /// The text of the trailing dynamic word given to commands that `xargs`,
 /// `parallel` and `find -exec` run.
 pub const ARGUMENTS: &str = "\"$@\"";
 
 /// What a reading's commands do.
+///
+/// It borrows the words of the reading it reduces (`'r`): an invocation
+/// of the reading's own commands holds a slice of them, not a copy.
 #[derive(Clone, Debug, Default, Serialize)]
-pub struct Reduction {
+pub struct Reduction<'r> {
     /// Every invocation, command by command: wrappers outermost first, then
     /// the action, then the invocations of scripts it runs.
-    pub invocations: Vec<Invocation>,
+    pub invocations: Vec<Invocation<'r>>,
     /// Readings of the scripts wrappers run; `Invocation::reading` `n > 0`
     /// points at `scripts[n - 1]`.
     pub scripts: Vec<Reading>,
@@ -76,7 +80,7 @@ pub struct Reduction {
     pub complete: bool,
 }
 
-impl Reduction {
+impl Reduction<'_> {
     /// True when everything was read with certainty (SPEC §8.3).
     pub fn is_complete(&self) -> bool {
         self.complete
@@ -96,13 +100,14 @@ pub enum Role {
     NoProgram,
 }
 
-/// A program name.
+/// A program name (borrowed from its word when the invocation's words
+/// are the reading's).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Program {
+pub struct Program<'r> {
     /// As written (`/usr/bin/git`).
-    pub written: String,
+    pub written: Cow<'r, str>,
     /// Its basename (`git`).
-    pub base: String,
+    pub base: Cow<'r, str>,
     /// True when it is written as a path in a system directory (SPEC §8.4).
     pub system_dir: bool,
     /// True when the name is dynamic.
@@ -127,34 +132,50 @@ fn basename(name: &str) -> &str {
     split_dir(name).map_or(name, |(_, b)| b)
 }
 
-impl Program {
-    fn of(w: Option<&Word>) -> Program {
-        let Some(w) = w else {
+impl<'r> Program<'r> {
+    /// The program of an invocation whose words are `words`: borrowed
+    /// from them when they are borrowed, else a copy.
+    fn of(words: &Cow<'r, [Word]>) -> Program<'r> {
+        match words {
+            Cow::Borrowed(w) => Program::named(w.first().map(|w| (w.text(), w.is_dynamic()))),
+            Cow::Owned(w) => {
+                let p = Program::named(w.first().map(|w| (w.text(), w.is_dynamic())));
+                Program {
+                    written: Cow::Owned(p.written.into_owned()),
+                    base: Cow::Owned(p.base.into_owned()),
+                    ..p
+                }
+            }
+        }
+    }
+
+    /// The program named `(text, dynamic)` (none: no program).
+    fn named(name: Option<(&'r str, bool)>) -> Program<'r> {
+        let Some((written, dynamic)) = name else {
             return Program {
-                written: String::new(),
-                base: String::new(),
+                written: Cow::Borrowed(""),
+                base: Cow::Borrowed(""),
                 system_dir: false,
                 dynamic: false,
             };
         };
-        let written = w.text().to_string();
-        if w.is_dynamic() {
+        if dynamic {
             return Program {
-                base: written.clone(),
-                written,
+                written: Cow::Borrowed(written),
+                base: Cow::Borrowed(written),
                 system_dir: false,
                 dynamic: true,
             };
         }
-        let (dir, base) = match split_dir(&written) {
+        let (dir, base) = match split_dir(written) {
             Some((d, b)) => (Some(d), b),
-            None => (None, written.as_str()),
+            None => (None, written),
         };
         Program {
-            base: base.to_string(),
+            written: Cow::Borrowed(written),
+            base: Cow::Borrowed(base),
             system_dir: dir.is_some_and(|d| programs::SYSTEM_DIRS.contains(&d)),
             dynamic: false,
-            written,
         }
     }
 }
@@ -202,8 +223,13 @@ impl Gap {
 }
 
 /// One program invocation (SPEC §8.2).
+///
+/// Its words and program name borrow the reading's words (`'r`) where
+/// the reduction kept them as written; words it rewrote (the command a
+/// wrapper that feeds arguments runs, a `find -exec` command) and the
+/// words of scripts it read itself are its own.
 #[derive(Clone, Debug, Serialize)]
-pub struct Invocation {
+pub struct Invocation<'r> {
     /// The reading its command is in: 0 for the reading given, `n` for
     /// [`Reduction::scripts`]`[n - 1]`.
     pub reading: usize,
@@ -220,9 +246,9 @@ pub struct Invocation {
     pub assignments: Vec<Assignment>,
     /// Its words: the program, its arguments, and for a wrapper the command
     /// it wraps.
-    pub words: Vec<Word>,
+    pub words: Cow<'r, [Word]>,
     /// The program.
-    pub program: Program,
+    pub program: Program<'r>,
     /// The subcommand (for a program with an option table, SPEC §7.2).
     pub subcommand: Option<String>,
     /// The subcommand form's rendering, when options were skipped.
@@ -248,7 +274,7 @@ pub struct Invocation {
 }
 
 /// Reduces every command of a reading. Never panics.
-pub fn invocations(reading: &Reading) -> Reduction {
+pub fn invocations(reading: &Reading) -> Reduction<'_> {
     let mut buf = CandTexts::default();
     let mut red = invocations_with(reading, Texts::All, true, &mut buf);
     for inv in &mut red.invocations {
@@ -281,9 +307,10 @@ pub(crate) struct CandTexts {
     layers: Spare,
 }
 
-/// [`CandTexts::layers`]: room only, so a copy starts without it.
+/// [`CandTexts::layers`]: room only, so a copy starts without it. (Empty
+/// vectors: a layer borrows its reading only while its chain is reduced.)
 #[derive(Default)]
-struct Spare(Vec<Vec<Layer>>);
+struct Spare(Vec<Vec<Layer<'static>>>);
 
 impl Clone for Spare {
     fn clone(&self) -> Spare {
@@ -397,12 +424,12 @@ pub(crate) enum Texts {
 /// stay empty), and each action's subcommand and subcommand form only
 /// when `texts` is [`Texts::All`] (the deny and ask candidates use the
 /// form) or `subcommands` asks for them.
-pub(crate) fn invocations_with(
-    reading: &Reading,
+pub(crate) fn invocations_with<'r>(
+    reading: &'r Reading,
     texts: Texts,
     subcommands: bool,
     buf: &mut CandTexts,
-) -> Reduction {
+) -> Reduction<'r> {
     let mut ctx = Ctx {
         // Room for each command and a wrapper: an invocation is large, and
         // the allocator's path for blocks of a kilobyte and more is slow.
@@ -412,7 +439,7 @@ pub(crate) fn invocations_with(
         subcommands: subcommands || texts == Texts::All,
         buf,
     };
-    reduce_reading(&mut ctx, reading, 0, None, 0, &Dir::start());
+    reduce_reading(&mut ctx, reading, Some(reading), 0, None, 0, &Dir::start());
     let complete = reading.is_complete()
         && ctx.scripts.iter().all(Reading::is_complete)
         && ctx.out.iter().all(|i| i.gaps.is_empty());
@@ -423,8 +450,8 @@ pub(crate) fn invocations_with(
     }
 }
 
-struct Ctx<'b> {
-    out: Vec<Invocation>,
+struct Ctx<'b, 'r> {
+    out: Vec<Invocation<'r>>,
     scripts: Vec<Reading>,
     /// Which candidates to build.
     texts: Texts,
@@ -444,9 +471,14 @@ struct Origin<'a> {
     sourced: bool,
 }
 
-fn reduce_reading(
-    ctx: &mut Ctx<'_>,
+/// Reduces the commands of `reading`; `own` is the same reading when the
+/// invocations may borrow its words (`None` for a script read here: they
+/// copy them).
+#[allow(clippy::too_many_arguments)]
+fn reduce_reading<'r>(
+    ctx: &mut Ctx<'_, 'r>,
     reading: &Reading,
+    own: Option<&'r Reading>,
     idx: usize,
     parent: Option<usize>,
     depth: u8,
@@ -486,16 +518,11 @@ fn reduce_reading(
                 }
             }
         }
-        let action = chain(
-            ctx,
-            origin,
-            c,
-            c.words(reading).to_vec(),
-            par,
-            d,
-            &dir,
-            true,
-        );
+        let words = match own {
+            Some(r) => Cow::Borrowed(c.words(r)),
+            None => Cow::Owned(c.words(reading).to_vec()),
+        };
+        let action = chain(ctx, origin, c, words, par, d, &dir, true);
         if scripted {
             actions.push(action);
         }
@@ -503,10 +530,14 @@ fn reduce_reading(
 }
 
 /// One layer of a chain.
-struct Layer {
+struct Layer<'r> {
     /// Its own words: the wrapper and its options (for the last layer, all
     /// its words).
-    own: Vec<Word>,
+    own: Cow<'r, [Word]>,
+    /// Where its invocation's words are in the command's words, when they
+    /// are borrowed (its own words; for a wrapper, then the command's
+    /// words it wraps).
+    span: Option<std::ops::Range<usize>>,
     wrapper: Option<&'static Wrapper>,
     /// A wrapper given no option (bare `xargs`).
     bare: bool,
@@ -529,12 +560,45 @@ enum Next {
     Nothing,
 }
 
+impl Layer<'_> {
+    /// The same layer owning its words: only ever called on an empty
+    /// vector's items (none), to keep the vector's room past its reading.
+    fn detached(self) -> Layer<'static> {
+        Layer {
+            own: Cow::Owned(self.own.into_owned()),
+            span: self.span,
+            wrapper: self.wrapper,
+            bare: self.bare,
+            feeds: self.feeds,
+            start: self.start,
+            found: self.found,
+            gaps: self.gaps,
+            assignments: self.assignments,
+        }
+    }
+}
+
+/// `words[range]` as a part of `words`: borrowed when they are, with the
+/// range it has in them; else a copy.
+fn part<'r>(
+    words: &Cow<'r, [Word]>,
+    range: std::ops::Range<usize>,
+) -> (Cow<'r, [Word]>, Option<std::ops::Range<usize>>) {
+    match words {
+        Cow::Borrowed(w) => match w.get(range.clone()) {
+            Some(p) => (Cow::Borrowed(p), Some(range)),
+            None => (Cow::Borrowed(&[]), None),
+        },
+        Cow::Owned(w) => (Cow::Owned(w.get(range).unwrap_or(&[]).to_vec()), None),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
-fn chain(
-    ctx: &mut Ctx<'_>,
+fn chain<'r>(
+    ctx: &mut Ctx<'_, 'r>,
     origin: Origin<'_>,
     c: &Command,
-    words: Vec<Word>,
+    words: Cow<'r, [Word]>,
     parent: Option<usize>,
     depth: u8,
     dir: &Dir,
@@ -551,7 +615,7 @@ fn chain(
             Role::NoProgram,
             depth,
             c.assignments.clone(),
-            Vec::new(),
+            Cow::Borrowed(&[]),
             found,
             Vec::new(),
         );
@@ -559,11 +623,16 @@ fn chain(
         ctx.out.push(inv);
         return None;
     }
+    // (The command's words, to join a wrapper's with the command's.)
+    let words_of_command = match &words {
+        Cow::Borrowed(w) => Cow::Borrowed(*w),
+        Cow::Owned(_) => Cow::Owned(Vec::new()),
+    };
     let mut cur = words;
     let mut start = 0usize;
     let mut sourced = origin.sourced;
     // (A vector of an earlier chain, emptied: no allocation per chain.)
-    let mut layers: Vec<Layer> = ctx.buf.layers.0.pop().unwrap_or_default();
+    let mut layers: Vec<Layer<'r>> = ctx.buf.layers.0.pop().unwrap_or_default();
     let mut script: Option<Result<String, Gap>> = None;
     let mut replace: Option<String> = None;
     loop {
@@ -571,7 +640,8 @@ fn chain(
         let p_dynamic = prog.is_some_and(Word::is_dynamic);
         let p_base = prog.map_or("", |w| basename(w.text()));
         let mut layer = Layer {
-            own: Vec::new(),
+            own: Cow::Borrowed(&[]),
+            span: None,
             wrapper: None,
             bare: true,
             feeds: false,
@@ -588,7 +658,7 @@ fn chain(
             || usize::from(depth) + layers.len() > MAX_DEPTH as usize
         {
             layer.gaps.push(Gap::TooDeep);
-            layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
+            (layer.own, layer.span) = part(&cur, start..cur.len());
             layers.push(layer);
             break;
         }
@@ -604,7 +674,7 @@ fn chain(
             let next = wrapper_options(wr, &cur, start, &mut layer, &mut replace);
             match next {
                 Next::Command(i) => {
-                    layer.own = cur.get(start..i).unwrap_or(&[]).to_vec();
+                    (layer.own, layer.span) = part(&cur, start..i);
                     if cur.get(i).is_some_and(Word::is_dynamic) {
                         layer.gaps.push(Gap::DynamicProgram);
                     }
@@ -619,7 +689,7 @@ fn chain(
                             }
                         }
                         dynamic_arguments(&mut inner, replace.as_deref().unwrap_or("{}"));
-                        cur = inner;
+                        cur = Cow::Owned(inner);
                         start = 0;
                         sourced = false;
                     } else {
@@ -629,21 +699,22 @@ fn chain(
                     continue;
                 }
                 Next::Script(s) => {
-                    layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
+                    (layer.own, layer.span) = part(&cur, start..cur.len());
                     script = Some(s);
                 }
                 Next::Nothing => {
-                    layer.own = cur.get(start..).unwrap_or(&[]).to_vec();
+                    (layer.own, layer.span) = part(&cur, start..cur.len());
                 }
             }
             layers.push(layer);
             break;
         }
-        // The last layer takes the words (no copy when it is all of them).
-        layer.own = if start == 0 {
-            std::mem::take(&mut cur)
+        // The last layer takes the words (no copy when it is all of them
+        // or they are borrowed).
+        (layer.own, layer.span) = if start == 0 && matches!(cur, Cow::Owned(_)) {
+            (std::mem::take(&mut cur), None)
         } else {
-            cur.get(start..).unwrap_or(&[]).to_vec()
+            part(&cur, start..cur.len())
         };
         // A shell at the top of a command was read by the parser; one a
         // wrapper or `find -exec` runs is read here.
@@ -674,9 +745,10 @@ fn chain(
     let mut env_assignments: Vec<Assignment> = c.assignments.clone();
     let first_idx = ctx.out.len();
     for (j, l) in layers.iter_mut().enumerate() {
-        // The action's words move into its invocation (the candidates
-        // read them there); a wrapper's are copied (they are its own).
-        let words: Vec<Word> = if j == last {
+        // The action's words move into its invocation; a wrapper's are its
+        // own (the command it wraps is added below). Borrowed words are a
+        // slice of the reading's.
+        let words = if j == last {
             std::mem::take(&mut l.own)
         } else {
             l.own.clone()
@@ -707,17 +779,36 @@ fn chain(
         env_assignments.extend(l.assignments.iter().cloned());
         ctx.out.push(inv);
     }
-    // A wrapper's words include the command it wraps.
+    // A wrapper's words include the command it wraps: still a slice of
+    // the command's words when both are (and it feeds no arguments).
+    let base: Option<&'r [Word]> = match &words_of_command {
+        Cow::Borrowed(w) => Some(w),
+        Cow::Owned(_) => None,
+    };
     for j in (0..last).rev() {
+        let (Some(l), Some(next)) = (layers.get(j), layers.get(j + 1)) else {
+            continue;
+        };
+        let joined = match (&l.span, &next.span, base) {
+            (Some(a), Some(b), Some(base)) if !l.feeds && a.end == b.start => {
+                base.get(a.start..b.end).map(|w| (w, a.start..b.end))
+            }
+            _ => None,
+        };
+        if let Some((w, span)) = joined {
+            ctx.out[first_idx + j].words = Cow::Borrowed(w);
+            layers[j].span = Some(span);
+            continue;
+        }
+        layers[j].span = None;
         let inner = ctx.out[first_idx + j + 1].words.clone();
+        let own = ctx.out[first_idx + j].words.to_mut();
         if layers[j].feeds {
             // The wrapped words as written (without the trailing argument).
             let k = inner.len().saturating_sub(1);
-            ctx.out[first_idx + j]
-                .words
-                .extend(inner.into_iter().take(k));
+            own.extend(inner.iter().take(k).cloned());
         } else {
-            ctx.out[first_idx + j].words.extend(inner);
+            own.extend(inner.iter().cloned());
         }
     }
     let action = first_idx + last;
@@ -757,7 +848,7 @@ fn chain(
                     let reading = super::read(&text);
                     let idx = ctx.scripts.len() + 1;
                     ctx.scripts.push(Reading::default());
-                    reduce_reading(ctx, &reading, idx, Some(action), d, dir);
+                    reduce_reading(ctx, &reading, None, idx, Some(action), d, dir);
                     if let Some(slot) = ctx.scripts.get_mut(idx - 1) {
                         *slot = reading;
                     }
@@ -767,7 +858,7 @@ fn chain(
         }
     }
     // `find -exec` commands.
-    if matches!(ctx.out[action].program.base.as_str(), "find" | "gfind") {
+    if matches!(&*ctx.out[action].program.base, "find" | "gfind") {
         let action_words = ctx.out[action].words.clone();
         let mut i = 1;
         while i < action_words.len() {
@@ -794,25 +885,29 @@ fn chain(
                 sourced: false,
                 ..origin
             };
-            chain(ctx, o, c, inner, Some(action), d, dir, false);
+            chain(ctx, o, c, Cow::Owned(inner), Some(action), d, dir, false);
         }
     }
     layers.clear();
-    ctx.buf.layers.0.push(layers);
+    // (Empty: the same room, past this reading.)
+    ctx.buf
+        .layers
+        .0
+        .push(layers.into_iter().map(Layer::detached).collect());
     Some(action)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn invocation(
+fn invocation<'r>(
     origin: Origin<'_>,
     parent: Option<usize>,
     role: Role,
     depth: u8,
     assignments: Vec<Assignment>,
-    words: Vec<Word>,
+    words: Cow<'r, [Word]>,
     found: Found,
     gaps: Vec<Gap>,
-) -> Invocation {
+) -> Invocation<'r> {
     Invocation {
         reading: origin.reading_idx,
         command: origin.command,
@@ -820,7 +915,7 @@ fn invocation(
         role,
         depth,
         assignments,
-        program: Program::of(words.first()),
+        program: Program::of(&words),
         words,
         subcommand: None,
         form: None,
@@ -866,7 +961,7 @@ fn wrapper_options(
     wr: &'static Wrapper,
     cur: &[Word],
     start: usize,
-    layer: &mut Layer,
+    layer: &mut Layer<'_>,
     replace: &mut Option<String>,
 ) -> Next {
     let mut i = start + 1;
@@ -1347,7 +1442,7 @@ enum Basename {
 }
 
 /// Writes the candidate of shape `s` at the end of `out`.
-fn build(out: &mut String, layers: &[Layer], action_words: &[Word], s: &Shape<'_>) {
+fn build(out: &mut String, layers: &[Layer<'_>], action_words: &[Word], s: &Shape<'_>) {
     let start = out.len();
     for a in s.assignments {
         if out.len() > start {
@@ -1517,7 +1612,7 @@ fn single_spaced(t: &[u8]) -> bool {
 fn candidates(
     origin: Origin<'_>,
     c: &Command,
-    layers: &[Layer],
+    layers: &[Layer<'_>],
     action_words: &[Word],
     form: Option<&[&Word]>,
     alt: Option<&[&Word]>,
@@ -1790,7 +1885,7 @@ fn resolve(files: &mut [FileUse], dir: &Dir) {
 }
 
 /// Writes an invocation on one line for people: its rendering.
-impl std::fmt::Display for Invocation {
+impl std::fmt::Display for Invocation<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut s = String::new();
         for a in &self.assignments {
@@ -1802,7 +1897,7 @@ impl std::fmt::Display for Invocation {
         if !s.is_empty() && !self.words.is_empty() {
             s.push(' ');
         }
-        s.push_str(&render_words(&self.words, false));
+        s.push_str(&render_words(self.words.iter(), false));
         f.write_str(&s)
     }
 }
