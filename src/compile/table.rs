@@ -205,26 +205,31 @@ impl Table {
         groups.sort_by(|a, b| a.key.cmp(&b.key));
         let mut items: Vec<(u64, u32)> = Vec::with_capacity(groups.len());
         let mut inner = std::collections::HashSet::new();
+        if kind == TableKind::Prefix {
+            for g in groups.iter() {
+                // Every proper prefix of the key at a segment boundary:
+                // a query goes on looking up longer prefixes only past
+                // one of these.
+                for (p, _) in g.key.iter().enumerate().filter(|(_, b)| **b == b'/') {
+                    if let Some(head) = g.key.get(..p) {
+                        inner.insert((chain_of(head), head.to_vec()));
+                    }
+                }
+            }
+        }
         for (gi, g) in groups.iter().enumerate() {
             let h = match kind {
                 TableKind::Prefix => chain_of(&g.key),
                 TableKind::Name => hash_key(&g.key),
                 TableKind::Ext => code_of_ext(Some(&g.key)),
             };
-            items.push((h, u32::try_from(gi).unwrap_or(NO_GROUP).min(NO_GROUP)));
-            if kind == TableKind::Prefix {
-                // Every proper prefix of the key at a segment boundary:
-                // a query goes on looking up longer prefixes only past
-                // one of these.
-                let mut h = CHAIN_START;
-                let segs: Vec<&[u8]> = g.key.split(|&b| b == b'/').collect();
-                for seg in segs.iter().take(segs.len().saturating_sub(1)) {
-                    h = chain(h, hash_key(seg));
-                    inner.insert(h);
-                }
-            }
+            // A key that is also a proper prefix of another carries the
+            // flag on its own slot.
+            let longer = inner.remove(&(h, g.key.to_vec()));
+            let v = u32::try_from(gi).unwrap_or(NO_GROUP).min(NO_GROUP);
+            items.push((h, if longer { v | LONGER } else { v }));
         }
-        items.extend(inner.into_iter().map(|h| (h, NO_GROUP | LONGER)));
+        items.extend(inner.into_iter().map(|(h, _)| (h, NO_GROUP | LONGER)));
         let cap = (items.len() * 2).next_power_of_two().max(8);
         let mut slots = vec![(0u64, 0u32); cap].into_boxed_slice();
         let mask = cap - 1;
@@ -245,37 +250,29 @@ impl Table {
         }
     }
 
-    /// Calls `f` with the value of every slot of hash `h` (the slots of
-    /// one hash run until an empty one).
-    #[inline]
-    fn probe(&self, h: u64, mut f: impl FnMut(u32)) {
-        let mut i = h as usize & self.mask;
-        while let Some(&(sh, v)) = self.slots.get(i) {
-            if sh == 0 {
-                return;
-            }
-            if sh == h {
-                f(v);
-            }
-            i = (i + 1) & self.mask;
-        }
-    }
-
     /// The entries of the key `key` (folded) of hash `h`, and whether some
     /// key continues it (prefix tables).
     #[inline]
     fn get(&self, h: u64, key: &[u8]) -> (Option<&[(Entry, u64)]>, bool) {
-        let mut found = None;
         let mut longer = false;
-        self.probe(h, |v| {
-            longer |= v & LONGER != 0;
-            if let Some(g) = self.groups.get((v & !LONGER) as usize) {
-                if *g.key == *key {
-                    found = Some(&*g.entries);
+        let mut i = h as usize & self.mask;
+        while let Some(&(sh, v)) = self.slots.get(i) {
+            if sh == 0 {
+                break;
+            }
+            if sh == h {
+                longer |= v & LONGER != 0;
+                if let Some(g) = self.groups.get((v & !LONGER) as usize) {
+                    // Keys are distinct, and a key's own slot carries its
+                    // flag: nothing after it can add to the answer.
+                    if *g.key == *key {
+                        return (Some(&g.entries), longer);
+                    }
                 }
             }
-        });
-        (found, longer)
+            i = (i + 1) & self.mask;
+        }
+        (None, longer)
     }
 
     /// Rebuilds the table from entries read back from an image (keys are
