@@ -682,10 +682,20 @@ impl Query<'_> {
         let mut start = 0usize;
         let mut dot = None;
         let mut before = CHAIN_START;
-        for (ci, c) in f.chunks(8).enumerate() {
-            let mut w = [0u8; 8];
-            w.get_mut(..c.len())?.copy_from_slice(c);
-            let w = u64::from_le_bytes(w);
+        let mut words = f.chunks_exact(8);
+        let last = words
+            .remainder()
+            .iter()
+            .rev()
+            .fold(0u64, |w, &b| w << 8 | u64::from(b));
+        let words = (&mut words)
+            .map(|c| {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(c);
+                u64::from_le_bytes(w)
+            })
+            .chain(std::iter::once(last));
+        for (ci, w) in words.enumerate() {
             let slashes = byte_mask(w, b'/');
             let mut m = slashes | byte_mask(w, b'.');
             while m != 0 {
