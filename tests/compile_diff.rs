@@ -690,6 +690,15 @@ fn path_tables_agree_with_reference() {
         ("Read(./Lib/**/*.Rs)", Effect::Deny),
         ("Read(./lib/**/*.rs)", Effect::Allow),
         ("Read(./src/**/*.test.ts)", Effect::Ask),
+        // Prefix keys several segments deep: a query stops looking up
+        // longer prefixes once no key continues the one it has.
+        ("Read(./p/q/r/s/**)", Effect::Allow),
+        ("Read(./p/Q/r/**)", Effect::Deny),
+        ("Read(./p/q/*.md)", Effect::Allow),
+        (
+            "Read(./a/B.rs/a/B.rs/a/B.rs/a/B.rs/a/B.rs/a/B.rs/a/B.rs/a/B.rs/a/**)",
+            Effect::Allow,
+        ),
     ];
     let rules: Vec<Rule> = specs
         .iter()
@@ -746,6 +755,16 @@ fn path_tables_agree_with_reference() {
         "Lib/x.rs/y",
         "lib/a.rsx",
         "lib/a.rs",
+        "p/q/r/s",
+        "p/q/r/s/t",
+        "p/q/r/x/t",
+        "p/q/x/s/t",
+        "p/x/r/s/t",
+        "P/Q/R/x",
+        "p/q/R/x",
+        "p/q/x.md",
+        "p/q/r/x.md",
+        "P/q/r/x.md",
     ];
     // Paths deeper than a query indexes (16 segments) and not quite
     // as deep, and a folded
@@ -770,6 +789,10 @@ fn path_tables_agree_with_reference() {
         deep("src", 33, "b.test.ts"),
         deep("\u{212A}s/x", 34, "y"),
         deep("a/b", 35, "c.md"),
+        deep("a", 17, "x"),
+        deep("a", 16, "x"),
+        deep("a", 15, "x"),
+        deep("A", 17, "x"),
         "lib/\u{212A}/ſ/a.rs".to_string(),
         "LIB/\u{212A}/ſ/a.RS".to_string(),
     ];

@@ -366,11 +366,7 @@ impl KindMatcher {
             .chain(&self.routes.folded)
             .map(|(k, v)| k.len() + v.len() * 4 + 48)
             .sum();
-        let tables: usize = [&self.tables.prefix, &self.tables.name, &self.tables.ext]
-            .iter()
-            .flat_map(|t| t.map.iter())
-            .map(|(k, v)| k.len() + 48 + v.iter().map(|(e, _)| e.text.len() + 48).sum::<usize>())
-            .sum();
+        let tables = self.tables.memory_usage();
         autos + exact + keys + tables + self.always.len() * 4 + self.slow.len() * 1024
     }
 
