@@ -13,6 +13,13 @@
 //! the answers are those of the fallback strategy, which the differential
 //! tests hold to the reference.
 //!
+//! Most deferred rules are no more than literals and runs of anything
+//! (`Bash(npm ls:*)`, `Bash(wc -l src/*.json)`, `Read(./src/**)`): such a
+//! rule is decided by comparing its literals with the haystack, in order
+//! (see [`Glob`]), and never compiled; only the others are. The glob is
+//! read from the regex itself, so it holds exactly what the regex holds,
+//! and a regex it does not read whole is compiled as before.
+//!
 //! A regex too long to be certain to compile within the size limits is
 //! compiled when the set is built (its errors fail the build as in the
 //! other strategies). Should a lazily compiled rule fail anyway, it
@@ -45,7 +52,18 @@ pub(crate) struct LazyRule {
     pub(crate) src: Box<str>,
     /// Match when the regex cannot be compiled (deny and ask rules).
     pub(crate) fail_closed: bool,
-    compiled: OnceLock<Option<Slow>>,
+    compiled: OnceLock<Decider>,
+}
+
+/// How a deferred rule is decided once its literal has fitted a haystack.
+#[derive(Clone, Debug)]
+enum Decider {
+    /// By comparing literals: the regex is a glob.
+    Glob(Glob),
+    /// By its compiled regex.
+    Regex(Slow),
+    /// Its regex does not compile: it matches when it fails closed.
+    Failed,
 }
 
 impl Clone for LazyRule {
@@ -106,6 +124,19 @@ impl LazyRule {
         })
     }
 
+    /// How the rule decides: a glob when its regex reads as one, else the
+    /// regex, compiled (once, on first need).
+    fn decider(&self, cfg: &Config) -> &Decider {
+        self.compiled
+            .get_or_init(|| match Glob::of(&self.src, self.walk) {
+                Some(g) => Decider::Glob(g),
+                None => match strategy::build_slow(&self.src, self.walk, self.id, cfg) {
+                    Ok(s) => Decider::Regex(s),
+                    Err(_) => Decider::Failed,
+                },
+            })
+    }
+
     /// Whether the literal fits `hay` (`buf` is `hay` followed by `term`).
     #[inline]
     fn fits(&self, hay: &[u8], buf: &[u8], term: Option<u8>) -> bool {
@@ -159,22 +190,189 @@ impl LazyRules {
             if !r.fits(hay, &out.buf, self.term) {
                 continue;
             }
-            let compiled = r
-                .compiled
-                .get_or_init(|| strategy::build_slow(&r.src, r.walk, r.id, &self.cfg).ok());
-            let hit = match compiled {
-                Some(s) => {
-                    // As the fallback strategy walks it.
-                    let h: &[u8] = if s.walk == Walk::Rev { hay } else { &out.buf };
-                    s.re.is_match(Input::new(h).anchored(Anchored::Yes))
-                }
-                None => r.fail_closed,
+            // As the fallback strategy walks it.
+            let h: &[u8] = if r.walk == Walk::Rev { hay } else { &out.buf };
+            let hit = match r.decider(&self.cfg) {
+                Decider::Glob(g) => g.is_match(h),
+                Decider::Regex(s) => s.re.is_match(Input::new(h).anchored(Anchored::Yes)),
+                Decider::Failed => r.fail_closed,
             };
             if hit {
                 out.ids.push(r.id);
             }
         }
     }
+}
+
+/// `(?s-u:.)*` in a regex: a run of any bytes.
+const RUN: &str = "(?s-u:.)*";
+/// `(?s-u:.)`: any one byte (the last piece of `dir/**`).
+const BYTE: &str = "(?s-u:.)";
+/// `(?:\x{20}|$)`: a space or the end (the end of `Bash(x:*)`).
+const WORD_END: &str = "(?:\\x{20}|$)";
+
+/// What a glob asks of the haystack after its last literal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GlobEnd {
+    /// Nothing: a prefix of the haystack matches.
+    Open,
+    /// At least one more byte.
+    Byte,
+    /// The end of the haystack.
+    End,
+}
+
+/// A deferred rule's regex read as literals separated by runs of any
+/// bytes, searched as its walk searches it: `lits[0]` at the start of the
+/// haystack (or anywhere after a leading run), each next literal after
+/// the one before, and then what `end` asks. A regex ending in "a space or
+/// the end" is two such globs (one of them with the space), either of
+/// which matching is a match.
+///
+/// Deciding so is exact: with only runs of any bytes between the
+/// literals, taking the leftmost occurrence of each literal after the
+/// previous one leaves every later literal the most room, so the
+/// literals occur in order if and only if the leftmost choices find them;
+/// a literal that must end the haystack is then a suffix starting no
+/// earlier than where the others left off. The differential tests hold
+/// it to the regex (`tests/compile_diff.rs`, the lazy configuration, and
+/// a property test below).
+#[derive(Clone, Debug)]
+struct Glob {
+    /// Whether a run precedes the first literal (walks that search
+    /// anywhere, and backward walks, which end at the haystack's end).
+    lead: bool,
+    /// One or two alternatives: the literals, and what follows the last.
+    alts: Vec<(Vec<Vec<u8>>, GlobEnd)>,
+}
+
+impl Glob {
+    /// The glob a regex (in matching form) is, when it is one, for a
+    /// rule walked as `walk` (forward, anywhere, backward; `None` for the
+    /// segment walks, which restart at every `/`).
+    fn of(re: &str, walk: Walk) -> Option<Glob> {
+        let (lead, at_end) = match walk {
+            Walk::Fwd => (false, false),
+            Walk::Float => (true, false),
+            // `.*(?:re)$`: the match ends where the haystack ends.
+            Walk::Rev => (true, true),
+            Walk::Seg | Walk::SegRev => return None,
+        };
+        let mut lits: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut s = re;
+        // What follows the last literal, and whether a space may first.
+        let (end, word) = loop {
+            if s.is_empty() {
+                break (GlobEnd::Open, false);
+            }
+            if s == "$" {
+                break (GlobEnd::End, false);
+            }
+            if s == WORD_END {
+                break (GlobEnd::End, true);
+            }
+            if s == BYTE {
+                break (GlobEnd::Byte, false);
+            }
+            if let Some(rest) = s.strip_prefix(RUN) {
+                lits.push(Vec::new());
+                s = rest;
+                continue;
+            }
+            let last = lits.last_mut()?;
+            if let Some((c, len)) = strict_hex_escape(s) {
+                let mut b = [0u8; 4];
+                last.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+                s = s.get(len..)?;
+                continue;
+            }
+            let c = *s.as_bytes().first()?;
+            if c.is_ascii_alphanumeric() || c == b'/' {
+                last.push(c);
+                s = s.get(1..)?;
+                continue;
+            }
+            return None;
+        };
+        let end = match (end, at_end) {
+            (e, false) => e,
+            (GlobEnd::Open | GlobEnd::End, true) => GlobEnd::End,
+            // One byte before the end: left to the regex.
+            (GlobEnd::Byte, true) => return None,
+        };
+        let mut alts = Vec::with_capacity(2);
+        if word {
+            // The literal, then a space (and then anything, or for a
+            // backward walk the end), or the literal at the end.
+            let mut spaced = lits.clone();
+            spaced.last_mut()?.push(b' ');
+            let e = if at_end { GlobEnd::End } else { GlobEnd::Open };
+            alts.push((spaced, e));
+        }
+        alts.push((lits, end));
+        Some(Glob { lead, alts })
+    }
+
+    /// Whether the glob matches `h` (the haystack as its walk sees it).
+    fn is_match(&self, h: &[u8]) -> bool {
+        self.alts
+            .iter()
+            .any(|(lits, end)| glob_match(lits, self.lead, *end, h))
+    }
+}
+
+/// Where the literals `lits`, in order, leave off in `h` (the first at
+/// the start unless `lead`), each taken at its leftmost occurrence after
+/// the one before.
+fn glob_prefix(lits: &[Vec<u8>], lead: bool, h: &[u8]) -> Option<usize> {
+    use bstr::ByteSlice;
+    let mut pos = 0usize;
+    for (i, l) in lits.iter().enumerate() {
+        if i == 0 && !lead {
+            if !h.starts_with(l) {
+                return None;
+            }
+            pos = l.len();
+        } else {
+            let at = h.get(pos..)?.find(l)?;
+            pos = pos.checked_add(at)?.checked_add(l.len())?;
+        }
+    }
+    Some(pos)
+}
+
+/// Whether `lits` (separated by runs of any bytes, preceded by one when
+/// `lead`), followed by what `end` asks, match a prefix of `h`.
+fn glob_match(lits: &[Vec<u8>], lead: bool, end: GlobEnd, h: &[u8]) -> bool {
+    match end {
+        GlobEnd::Open => glob_prefix(lits, lead, h).is_some(),
+        GlobEnd::Byte => glob_prefix(lits, lead, h).is_some_and(|p| p < h.len()),
+        GlobEnd::End => {
+            let Some((last, init)) = lits.split_last() else {
+                return false;
+            };
+            if init.is_empty() && !lead {
+                return h == &last[..];
+            }
+            // The last literal follows a run: a suffix of `h`, starting
+            // where the others left off or later.
+            glob_prefix(init, lead, h)
+                .is_some_and(|p| h.len() >= p.saturating_add(last.len()) && h.ends_with(last))
+        }
+    }
+}
+
+/// `\x{H…}` at the start of `s`, as the regex syntax reads it: one to six
+/// hex digits naming a character. The character and the escape's length.
+fn strict_hex_escape(s: &str) -> Option<(char, usize)> {
+    let rest = s.strip_prefix("\\x{")?;
+    let end = rest.find('}')?;
+    let digits = rest.get(..end)?;
+    if digits.is_empty() || digits.len() > 6 || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let code = u32::from_str_radix(digits, 16).ok()?;
+    Some((char::from_u32(code)?, 3 + end + 1))
 }
 
 /// Splits lowered `(id, regex)` pairs: the ones deferred, and the ones too
@@ -368,11 +566,12 @@ mod tests {
     #[test]
     fn a_rule_that_cannot_compile_fails_closed() {
         // An NFA limit nothing fits: the deny rule (fail closed) matches
-        // what its literal fits, the allow rule nothing.
+        // what its literal fits, the allow rule nothing. (Their `?`, one
+        // character, keeps them from being read as globs.)
         let cfg = Config::new().nfa_size_limit(1);
         let pats = [
-            (0, Walk::Fwd, "git\\x{20}(?s-u:.)*x"),
-            (1, Walk::Fwd, "git(?s-u:.)*"),
+            (0, Walk::Fwd, "git\\x{20}(?s:.)x"),
+            (1, Walk::Fwd, "git(?s:.)"),
         ];
         let (lazy, eager) = build(&pats, None, |id| id == 0, &cfg).unwrap();
         assert!(eager.is_empty());
@@ -403,5 +602,80 @@ mod tests {
         let r = LazyRule::new(0, Walk::Seg, "secrets/", false).unwrap();
         assert!(fits(&r, b"a/b/secrets", Some(b'/')));
         assert!(!fits(&r, b"a/b/secretsrc", Some(b'/')));
+    }
+
+    /// A regex in matching form built from glob pieces (0: `a`, 1: `b`,
+    /// 2: a space, 3: `é`, 4: `/`, 5: a run) and an end (0: none, 1: `$`,
+    /// 2: a space or the end, 3: one byte).
+    fn glob_regex(pieces: &[u8], end: u8) -> String {
+        let mut re = String::new();
+        for p in pieces {
+            re.push_str(match p % 6 {
+                0 => "a",
+                1 => "b",
+                2 => "\\x{20}",
+                3 => "\\x{E9}",
+                4 => "/",
+                _ => RUN,
+            });
+        }
+        re.push_str(match end % 4 {
+            0 => "",
+            1 => "$",
+            2 => WORD_END,
+            _ => BYTE,
+        });
+        re
+    }
+
+    #[test]
+    fn glob_shapes_are_read_and_others_left_to_the_regex() {
+        let is_glob = |re: &str, walk| Glob::of(re, walk).is_some();
+        assert!(is_glob("go\\x{20}vet(?:\\x{20}|$)", Walk::Fwd));
+        assert!(is_glob("wc\\x{20}(?s-u:.)*\\x{2E}json$", Walk::Fwd));
+        assert!(is_glob("src/(?s-u:.)", Walk::Fwd));
+        assert!(is_glob("\\x{2E}com", Walk::Rev));
+        assert!(!is_glob("src/(?s-u:.)", Walk::Rev));
+        assert!(!is_glob("(?i:git)", Walk::Fwd));
+        assert!(!is_glob("a(?s:.)b", Walk::Fwd));
+        assert!(!is_glob("a(?-u:[^/])*b/", Walk::Fwd));
+        assert!(!is_glob("a/", Walk::Seg));
+        assert!(!is_glob("a$b", Walk::Fwd));
+        // The escapes the regex syntax reads, and no others.
+        assert!(!is_glob("\\x{+20}", Walk::Fwd));
+        assert!(!is_glob("\\x{D800}", Walk::Fwd));
+        assert!(!is_glob("\\x{}", Walk::Fwd));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        #[test]
+        fn a_glob_decides_as_its_regex(
+            pieces in proptest::collection::vec(0u8..6, 0..7),
+            end in 0u8..4,
+            walk in 0u8..3,
+            term in proptest::option::of(proptest::sample::select(vec![b'/', b' '])),
+            hays in proptest::collection::vec(
+                proptest::collection::vec(proptest::sample::select(vec!["a", "b", " ", "é", "/"]), 0..9),
+                1..12,
+            ),
+        ) {
+            let re = glob_regex(&pieces, end);
+            let walk = [Walk::Fwd, Walk::Float, Walk::Rev][usize::from(walk)];
+            let slow = strategy::build_slow(&re, walk, 0, &Config::new()).unwrap();
+            if let Some(glob) = Glob::of(&re, walk) {
+                for hay in &hays {
+                    let hay = hay.concat();
+                    let mut buf = hay.as_bytes().to_vec();
+                    buf.extend(term);
+                    let h: &[u8] = if walk == Walk::Rev { hay.as_bytes() } else { &buf };
+                    let want = slow.re.is_match(Input::new(h).anchored(Anchored::Yes));
+                    proptest::prop_assert_eq!(glob.is_match(h), want, "{} {:?} on {:?}", re, walk, hay);
+                }
+            } else {
+                // Only a byte before the end of a backward walk is left.
+                proptest::prop_assert!(walk == Walk::Rev && end % 4 == 3, "{} {:?}", re, walk);
+            }
+        }
     }
 }
