@@ -32,12 +32,15 @@ use super::Matches;
 use super::matcher::{Slow, Walk};
 use super::strategy::{self, BuildFailure};
 use regex_automata::{Anchored, Input};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// Regexes up to this many bytes are compiled lazily: far below what
 /// could reach the NFA size limit (the costliest piece, one any-character
 /// class, is ~20 NFA states for 7 bytes of regex).
 pub(crate) const LAZY_MAX_REGEX: usize = 4096;
+
+/// Where a text lies in the [`LazyRules`] text: `(start, length)`.
+type Span = (usize, usize);
 
 /// One rule of a [`LazyRules`].
 #[derive(Debug)]
@@ -45,11 +48,11 @@ pub(crate) struct LazyRule {
     pub(crate) id: u32,
     /// How its automaton is walked.
     pub(crate) walk: Walk,
+    /// The regex in matching form (UTF-8, checked when it was stored).
+    src: Span,
     /// What a match must start with (forward) or end with (reversed), or
     /// hold (the other walks).
-    pub(crate) lit: Box<[u8]>,
-    /// The regex in matching form.
-    pub(crate) src: Box<str>,
+    lit: Span,
     /// Match when the regex cannot be compiled (deny and ask rules).
     pub(crate) fail_closed: bool,
     compiled: OnceLock<Decider>,
@@ -71,8 +74,8 @@ impl Clone for LazyRule {
         LazyRule {
             id: self.id,
             walk: self.walk,
-            lit: self.lit.clone(),
-            src: self.src.clone(),
+            lit: self.lit,
+            src: self.src,
             fail_closed: self.fail_closed,
             compiled: match self.compiled.get() {
                 Some(c) => OnceLock::from(c.clone()),
@@ -83,64 +86,27 @@ impl Clone for LazyRule {
 }
 
 impl LazyRule {
-    /// A rule compiled on first need; `None` when its regex is too long to
-    /// be deferred (compile it eagerly instead).
-    pub(crate) fn new(id: u32, walk: Walk, src: &str, fail_closed: bool) -> Option<LazyRule> {
-        if src.len() > LAZY_MAX_REGEX {
-            return None;
-        }
-        let (prefix, suffix) = literal_ends(src);
-        Some(LazyRule {
-            id,
-            walk,
-            lit: if walk.reversed() { suffix } else { prefix }
-                .into_bytes()
-                .into_boxed_slice(),
-            src: src.into(),
-            fail_closed,
-            compiled: OnceLock::new(),
-        })
-    }
-
-    /// A rule read back from an image, with the literal recorded there
-    /// (`None` when the regex is too long to be deferred).
-    pub(crate) fn with_literal(
-        id: u32,
-        walk: Walk,
-        src: &str,
-        lit: &[u8],
-        fail_closed: bool,
-    ) -> Option<LazyRule> {
-        if src.len() > LAZY_MAX_REGEX {
-            return None;
-        }
-        Some(LazyRule {
-            id,
-            walk,
-            lit: lit.into(),
-            src: src.into(),
-            fail_closed,
-            compiled: OnceLock::new(),
-        })
-    }
-
-    /// How the rule decides: a glob when its regex reads as one, else the
-    /// regex, compiled (once, on first need).
-    fn decider(&self, cfg: &Config) -> &Decider {
-        self.compiled
-            .get_or_init(|| match Glob::of(&self.src, self.walk) {
+    /// How the rule decides: a glob when its regex (`src`, `None` if it
+    /// could not be read) reads as one, else the regex, compiled (once, on
+    /// first need).
+    fn decider(&self, src: Option<&str>, cfg: &Config) -> &Decider {
+        self.compiled.get_or_init(|| {
+            let Some(src) = src else {
+                return Decider::Failed;
+            };
+            match Glob::of(src, self.walk) {
                 Some(g) => Decider::Glob(g),
-                None => match strategy::build_slow(&self.src, self.walk, self.id, cfg) {
+                None => match strategy::build_slow(src, self.walk, self.id, cfg) {
                     Ok(s) => Decider::Regex(s),
                     Err(_) => Decider::Failed,
                 },
-            })
+            }
+        })
     }
 
     /// Whether the literal fits `hay` (`buf` is `hay` followed by `term`).
     #[inline]
-    fn fits(&self, hay: &[u8], buf: &[u8], term: Option<u8>) -> bool {
-        let lit = &self.lit[..];
+    fn fits(&self, lit: &[u8], hay: &[u8], buf: &[u8], term: Option<u8>) -> bool {
         match self.walk {
             Walk::Fwd => {}
             Walk::Rev => return hay.ends_with(lit),
@@ -168,14 +134,130 @@ impl LazyRule {
 pub(crate) struct LazyRules {
     pub(crate) term: Option<u8>,
     pub(crate) rules: Vec<LazyRule>,
+    /// The rules' regexes and literals: their own, or the image they were
+    /// read from, which they point into instead of being copied out.
+    text: Arc<Vec<u8>>,
     /// The limits rules are compiled within.
     pub(crate) cfg: Config,
+}
+
+/// Adds deferred rules to a [`LazyRules`], their texts stored in one
+/// buffer of their own or pointing into a shared one.
+pub(crate) struct LazyBuilder {
+    term: Option<u8>,
+    rules: Vec<LazyRule>,
+    /// The texts copied so far (`shared` unset).
+    own: Vec<u8>,
+    /// The buffer the texts lie in.
+    shared: Option<Arc<Vec<u8>>>,
+    cfg: Config,
+}
+
+impl LazyBuilder {
+    /// Rules whose texts are copied into a buffer of their own.
+    pub(crate) fn new(term: Option<u8>, cfg: &Config) -> LazyBuilder {
+        LazyBuilder {
+            term,
+            rules: Vec::new(),
+            own: Vec::new(),
+            shared: None,
+            cfg: cfg.clone(),
+        }
+    }
+
+    /// Rules whose texts lie in `buf` (an image kept while they live):
+    /// the texts given to [`LazyBuilder::push`] must be slices of it.
+    pub(crate) fn sharing(term: Option<u8>, buf: &Arc<Vec<u8>>, n: usize) -> LazyBuilder {
+        LazyBuilder {
+            term,
+            rules: Vec::with_capacity(n),
+            own: Vec::new(),
+            shared: Some(Arc::clone(buf)),
+            cfg: Config::new(),
+        }
+    }
+
+    /// Where `part` lies: in the shared buffer (`None` when it is not a
+    /// slice of it), or copied to the end of the own one.
+    fn place(&mut self, part: &[u8]) -> Option<Span> {
+        match &self.shared {
+            Some(buf) => {
+                let at = (part.as_ptr() as usize).checked_sub(buf.as_ptr() as usize)?;
+                (at.checked_add(part.len())? <= buf.len()).then_some((at, part.len()))
+            }
+            None => {
+                let at = self.own.len();
+                self.own.extend_from_slice(part);
+                Some((at, part.len()))
+            }
+        }
+    }
+
+    /// Adds a rule, with the literal `lit` when given (read back from an
+    /// image), else the one its regex gives. `None` when the regex is too
+    /// long to be deferred (compile it eagerly instead), or when a shared
+    /// buffer does not hold the texts.
+    pub(crate) fn push(
+        &mut self,
+        id: u32,
+        walk: Walk,
+        src: &str,
+        lit: Option<&[u8]>,
+        fail_closed: bool,
+    ) -> Option<()> {
+        if src.len() > LAZY_MAX_REGEX {
+            return None;
+        }
+        let src_at = self.place(src.as_bytes())?;
+        let lit_at = match lit {
+            Some(l) => self.place(l)?,
+            None => {
+                let (prefix, suffix) = literal_ends(src);
+                let l = if walk.reversed() { suffix } else { prefix };
+                self.place(l.as_bytes())?
+            }
+        };
+        self.rules.push(LazyRule {
+            id,
+            walk,
+            src: src_at,
+            lit: lit_at,
+            fail_closed,
+            compiled: OnceLock::new(),
+        });
+        Some(())
+    }
+
+    /// The rules added.
+    pub(crate) fn finish(self) -> LazyRules {
+        LazyRules {
+            term: self.term,
+            rules: self.rules,
+            text: self.shared.unwrap_or_else(|| Arc::new(self.own)),
+            cfg: self.cfg,
+        }
+    }
 }
 
 impl LazyRules {
     /// Whether no rule is deferred.
     pub(crate) fn is_empty(&self) -> bool {
         self.rules.is_empty()
+    }
+
+    fn bytes(&self, (at, len): Span) -> Option<&[u8]> {
+        self.text.get(at..at.checked_add(len)?)
+    }
+
+    /// The regex of a rule (`None` only if its text were not UTF-8, which
+    /// storing it checked).
+    pub(crate) fn src(&self, r: &LazyRule) -> Option<&str> {
+        std::str::from_utf8(self.bytes(r.src)?).ok()
+    }
+
+    /// The literal of a rule.
+    pub(crate) fn lit(&self, r: &LazyRule) -> &[u8] {
+        self.bytes(r.lit).unwrap_or_default()
     }
 
     /// Appends the ids of the deferred rules that match `hay`.
@@ -187,12 +269,12 @@ impl LazyRules {
         out.buf.extend_from_slice(hay);
         out.buf.extend(self.term);
         for r in &self.rules {
-            if !r.fits(hay, &out.buf, self.term) {
+            if !r.fits(self.lit(r), hay, &out.buf, self.term) {
                 continue;
             }
             // As the fallback strategy walks it.
             let h: &[u8] = if r.walk == Walk::Rev { hay } else { &out.buf };
-            let hit = match r.decider(&self.cfg) {
+            let hit = match r.decider(self.src(r), &self.cfg) {
                 Decider::Glob(g) => g.is_match(h),
                 Decider::Regex(s) => s.re.is_match(Input::new(h).anchored(Anchored::Yes)),
                 Decider::Failed => r.fail_closed,
@@ -383,19 +465,14 @@ pub(crate) fn build(
     fail_closed: impl Fn(u32) -> bool,
     cfg: &Config,
 ) -> Result<(LazyRules, Vec<Slow>), BuildFailure> {
-    let mut lazy = LazyRules {
-        term,
-        rules: Vec::new(),
-        cfg: cfg.clone(),
-    };
+    let mut lazy = LazyBuilder::new(term, cfg);
     let mut eager = Vec::new();
     for &(id, walk, re) in pats {
-        match LazyRule::new(id, walk, re, fail_closed(id)) {
-            Some(r) => lazy.rules.push(r),
-            None => eager.push(strategy::build_slow(re, walk, id, cfg)?),
+        if lazy.push(id, walk, re, None, fail_closed(id)).is_none() {
+            eager.push(strategy::build_slow(re, walk, id, cfg)?);
         }
     }
-    Ok((lazy, eager))
+    Ok((lazy.finish(), eager))
 }
 
 /// The literal text every match of the regex `re` (matching form, as
@@ -585,21 +662,26 @@ mod tests {
 
     #[test]
     fn a_literal_may_run_into_the_terminator() {
-        let fits = |r: &LazyRule, hay: &[u8], term: Option<u8>| {
+        let rule = |walk, re: &str| {
+            let (l, eager) = build(&[(0, walk, re)], None, |_| false, &Config::new()).unwrap();
+            assert!(eager.is_empty());
+            l
+        };
+        let fits = |l: &LazyRules, hay: &[u8], term: Option<u8>| {
             let mut buf = hay.to_vec();
             buf.extend(term);
-            r.fits(hay, &buf, term)
+            l.rules.iter().all(|r| r.fits(l.lit(r), hay, &buf, term))
         };
-        let r = LazyRule::new(0, Walk::Fwd, "src/", false).unwrap();
+        let r = rule(Walk::Fwd, "src/");
         assert!(fits(&r, b"src", Some(b'/')));
         assert!(fits(&r, b"src/a", Some(b'/')));
         assert!(!fits(&r, b"src", None));
         assert!(!fits(&r, b"sr", Some(b'/')));
-        let r = LazyRule::new(0, Walk::Rev, "(?s-u:.)*\\x{2E}com", false).unwrap();
+        let r = rule(Walk::Rev, "(?s-u:.)*\\x{2E}com");
         assert!(fits(&r, b"a.com", None));
         assert!(!fits(&r, b"a.org", None));
         // A segment walk: the literal anywhere in the haystack.
-        let r = LazyRule::new(0, Walk::Seg, "secrets/", false).unwrap();
+        let r = rule(Walk::Seg, "secrets/");
         assert!(fits(&r, b"a/b/secrets", Some(b'/')));
         assert!(!fits(&r, b"a/b/secretsrc", Some(b'/')));
     }
