@@ -630,6 +630,12 @@ pub(crate) fn frame(kind: &[u8; 8], payload: Vec<u8>) -> Vec<u8> {
 }
 
 pub(crate) fn unframe<'a>(kind: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8], Error> {
+    unframe_with(kind, bytes, true)
+}
+
+/// [`unframe`]; without `verify`, the checksum is not computed (for bytes
+/// that lie in an image whose own checksum, checked already, covers them).
+fn unframe_with<'a>(kind: &[u8; 8], bytes: &'a [u8], verify: bool) -> Result<&'a [u8], Error> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(image_error("not a toolgate image"));
     }
@@ -656,7 +662,7 @@ pub(crate) fn unframe<'a>(kind: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8], E
     if payload.len() as u64 != len {
         return Err(image_error("image is truncated or has trailing bytes"));
     }
-    if checksum(payload) != sum {
+    if verify && checksum(payload) != sum {
         return Err(image_error(
             "image checksum does not match: the image is corrupt",
         ));
@@ -923,8 +929,9 @@ impl Policy {
     }
 
     /// [`Policy::from_image`]; without `check_rules`, the fingerprint of
-    /// the rules is not compared (for a caller that read `rules` from the
-    /// same checksummed image, written with them by this build).
+    /// the rules is not compared, nor the matchers' own checksum computed
+    /// (for a caller that read `rules` and `bytes` from the same
+    /// checksummed image, written with them by this build).
     pub(crate) fn from_image_checked(
         rules: Vec<Rule>,
         bytes: &[u8],
@@ -968,7 +975,9 @@ impl Policy {
         if order.len() != rules.len() {
             return Err(image_error("image holds its rules out of order"));
         }
-        let payload = unframe(KIND_POLICY, bytes)?;
+        // Without `check_rules`, the matchers were read from the image the
+        // rules were read from, whose checksum covers them.
+        let payload = unframe_with(KIND_POLICY, bytes, check_rules)?;
         let mut r = Reader {
             buf: payload,
             pos: 0,
