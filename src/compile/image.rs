@@ -1,13 +1,13 @@
 //! Compiled matchers as bytes, and back, with validation.
 //!
-//! # Format (version 5)
+//! # Format (version 6)
 //!
 //! ```text
 //! magic    8 bytes  "toolgate"
 //! kind     8 bytes  "matcher\0" (one KindMatcher), "policy\0\0" (a
 //!                   policy's matchers) or "compiled" (a whole precompiled
 //!                   policy, `crate::policy::image`)
-//! version  u32 LE   5
+//! version  u32 LE   6
 //! reserved u32 LE   0
 //! length   u64 LE   payload length
 //! checksum u64 LE   of the payload (see `checksum`)
@@ -27,6 +27,14 @@
 //! (empty for the first two); the hash keys are derived from the texts
 //! when loading.
 //!
+//! Version 6 stores a deferred rule that is literals and runs of any
+//! bytes (see `lazy`) as a glob: after its walk, a form byte (0: a regex,
+//! its text follows; 1: a glob, its tail byte follows — 0 nothing, 1 one
+//! more byte, 2 the end, 3 a space or the end — and then its literals,
+//! each a u32 length and its bytes, as one byte string), then the literal
+//! that must fit. A glob's literals are raw bytes, compared as they are:
+//! neither a regex to compile nor text to check as UTF-8.
+//!
 //! All integers are little-endian; each DFA is a kind byte (dense or
 //! sparse) and regex-automata's own little-endian serialization, 8-byte
 //! aligned within the payload. Loading
@@ -36,7 +44,7 @@
 //! error, never a panic. An image built on a big-endian machine does not
 //! load on a little-endian one, and the other way round.
 
-use super::lazy::{LazyBuilder, LazyRules};
+use super::lazy::{LazyBuilder, LazyRules, Tail as GlobTail};
 use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
 use super::route::{ByteMap, Routes};
 use super::table::{Entry, PathTables, Table as PathTable, TableKind, Tail};
@@ -151,7 +159,7 @@ const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
 /// A whole precompiled policy (`crate::policy::image`).
 pub(crate) const KIND_COMPILED: &[u8; 8] = b"compiled";
-const VERSION: u32 = 5;
+const VERSION: u32 = 6;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
 pub(crate) fn image_error(msg: impl Into<String>) -> Error {
@@ -710,7 +718,14 @@ fn write_lazy(w: &mut Writer, l: &LazyRules) {
     for r in &l.rules {
         w.u32(r.id);
         w.u8(r.walk.to_byte());
-        w.bytes(l.src(r).unwrap_or_default().as_bytes());
+        match LazyRules::glob_tail(r) {
+            None => w.u8(0),
+            Some(t) => {
+                w.u8(1);
+                w.u8(t.to_byte());
+            }
+        }
+        w.bytes(l.text(r));
         w.bytes(l.lit(r));
     }
 }
@@ -738,17 +753,35 @@ fn read_lazy(
     for _ in 0..n {
         let id = r.u32()?;
         let walk = Walk::from_byte(r.u8()?).ok_or(Bad::Clause("image holds an unknown walk"))?;
-        let src = r.str()?;
-        let lit = r.bytes()?;
+        let glob = match r.u8()? {
+            0 => None,
+            1 => Some(GlobTail::from_byte(r.u8()?).ok_or(Bad::Clause(BAD_GLOB))?),
+            _ => return Err(Bad::Clause(BAD_GLOB)),
+        };
         let (effect, _) = rules
             .head(id)
             .ok_or(Bad::Clause("image names a rule id out of range"))?;
         let fail_closed = effect != Effect::Allow;
-        out.push(id, walk, src, Some(lit), fail_closed)
-            .ok_or(Bad::Clause("image holds a deferred rule that is too long"))?;
+        match glob {
+            None => {
+                let src = r.str()?;
+                let lit = r.bytes()?;
+                out.push(id, walk, src, Some(lit), fail_closed)
+                    .ok_or(Bad::Clause("image holds a deferred rule that is too long"))?;
+            }
+            Some(tail) => {
+                let pieces = r.bytes()?;
+                let lit = r.bytes()?;
+                out.push_glob(id, walk, tail, pieces, lit, fail_closed)
+                    .ok_or(Bad::Clause(BAD_GLOB))?;
+            }
+        }
     }
     Ok(out.finish())
 }
+
+/// Why a deferred rule stored as a glob is refused.
+const BAD_GLOB: &str = "image holds an invalid deferred glob";
 
 /// Why exact literals that are not strictly increasing are refused (the
 /// image writes them sorted, and a lookup in place searches them so).

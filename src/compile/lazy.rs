@@ -48,8 +48,11 @@ pub(crate) struct LazyRule {
     pub(crate) id: u32,
     /// How its automaton is walked.
     pub(crate) walk: Walk,
-    /// The regex in matching form (UTF-8, checked when it was stored).
+    /// The regex in matching form (UTF-8, checked when it was stored),
+    /// or, for a glob, its literals ([`encode_pieces`]).
     src: Span,
+    /// Set when the rule is a glob: its tail.
+    glob: Option<Tail>,
     /// What a match must start with (forward) or end with (reversed), or
     /// hold (the other walks).
     lit: Span,
@@ -76,6 +79,7 @@ impl Clone for LazyRule {
             walk: self.walk,
             lit: self.lit,
             src: self.src,
+            glob: self.glob,
             fail_closed: self.fail_closed,
             compiled: match self.compiled.get() {
                 Some(c) => OnceLock::from(c.clone()),
@@ -86,12 +90,21 @@ impl Clone for LazyRule {
 }
 
 impl LazyRule {
-    /// How the rule decides: a glob when its regex (`src`, `None` if it
-    /// could not be read) reads as one, else the regex, compiled (once, on
-    /// first need).
-    fn decider(&self, src: Option<&str>, cfg: &Config) -> &Decider {
+    /// How the rule decides: as the glob it is stored as, or as the glob
+    /// its regex reads as, else by the regex, compiled (once, on first
+    /// need). `text` is its stored text (`None` if it could not be read).
+    fn decider(&self, text: Option<&[u8]>, cfg: &Config) -> &Decider {
         self.compiled.get_or_init(|| {
-            let Some(src) = src else {
+            let Some(text) = text else {
+                return Decider::Failed;
+            };
+            if let Some(tail) = self.glob {
+                return match decode_pieces(text).and_then(|l| Glob::build(l, tail, self.walk)) {
+                    Some(g) => Decider::Glob(g),
+                    None => Decider::Failed,
+                };
+            }
+            let Ok(src) = std::str::from_utf8(text) else {
                 return Decider::Failed;
             };
             match Glob::of(src, self.walk) {
@@ -208,7 +221,20 @@ impl LazyBuilder {
         if src.len() > LAZY_MAX_REGEX {
             return None;
         }
-        let src_at = self.place(src.as_bytes())?;
+        // A rule built here (not read back) is stored as its glob when it
+        // is one.
+        let glob = match (&self.shared, parse_glob(src)) {
+            (None, Some((lits, tail))) if glob_walk_ok(tail, walk) => Some((lits, tail)),
+            _ => None,
+        };
+        let (src_at, tail) = match glob {
+            Some((lits, tail)) => {
+                let at = self.own.len();
+                encode_pieces(&lits, &mut self.own);
+                ((at, self.own.len() - at), Some(tail))
+            }
+            None => (self.place(src.as_bytes())?, None),
+        };
         let lit_at = match lit {
             Some(l) => self.place(l)?,
             None => {
@@ -221,7 +247,38 @@ impl LazyBuilder {
             id,
             walk,
             src: src_at,
+            glob: tail,
             lit: lit_at,
+            fail_closed,
+            compiled: OnceLock::new(),
+        });
+        Some(())
+    }
+
+    /// Adds a rule read back from an image as a glob: its literals as
+    /// stored (`pieces`), its tail, and the literal that must fit. `None`
+    /// when the pieces are not literals as stored, the walk cannot walk
+    /// the glob, or a shared buffer does not hold the texts.
+    pub(crate) fn push_glob(
+        &mut self,
+        id: u32,
+        walk: Walk,
+        tail: Tail,
+        pieces: &[u8],
+        lit: &[u8],
+        fail_closed: bool,
+    ) -> Option<()> {
+        if !pieces_valid(pieces) || !glob_walk_ok(tail, walk) {
+            return None;
+        }
+        let src = self.place(pieces)?;
+        let lit = self.place(lit)?;
+        self.rules.push(LazyRule {
+            id,
+            walk,
+            src,
+            glob: Some(tail),
+            lit,
             fail_closed,
             compiled: OnceLock::new(),
         });
@@ -249,10 +306,15 @@ impl LazyRules {
         self.text.get(at..at.checked_add(len)?)
     }
 
-    /// The regex of a rule (`None` only if its text were not UTF-8, which
-    /// storing it checked).
-    pub(crate) fn src(&self, r: &LazyRule) -> Option<&str> {
-        std::str::from_utf8(self.bytes(r.src)?).ok()
+    /// The stored text of a rule: its regex (UTF-8), or for a glob its
+    /// literals as stored.
+    pub(crate) fn text(&self, r: &LazyRule) -> &[u8] {
+        self.bytes(r.src).unwrap_or_default()
+    }
+
+    /// The tail of a rule stored as a glob.
+    pub(crate) fn glob_tail(r: &LazyRule) -> Option<Tail> {
+        r.glob
     }
 
     /// The literal of a rule.
@@ -274,7 +336,7 @@ impl LazyRules {
             }
             // As the fallback strategy walks it.
             let h: &[u8] = if r.walk == Walk::Rev { hay } else { &out.buf };
-            let hit = match r.decider(self.src(r), &self.cfg) {
+            let hit = match r.decider(self.bytes(r.src), &self.cfg) {
                 Decider::Glob(g) => g.is_match(h),
                 Decider::Regex(s) => s.re.is_match(Input::new(h).anchored(Anchored::Yes)),
                 Decider::Failed => r.fail_closed,
@@ -333,6 +395,13 @@ impl Glob {
     /// rule walked as `walk` (forward, anywhere, backward; `None` for the
     /// segment walks, which restart at every `/`).
     fn of(re: &str, walk: Walk) -> Option<Glob> {
+        let (lits, tail) = parse_glob(re)?;
+        Glob::build(lits, tail, walk)
+    }
+
+    /// The glob of literals `lits` (at least one) ending in `tail`, for a
+    /// rule walked as `walk` (see [`Glob::of`]).
+    fn build(lits: Vec<Vec<u8>>, tail: Tail, walk: Walk) -> Option<Glob> {
         let (lead, at_end) = match walk {
             Walk::Fwd => (false, false),
             Walk::Float => (true, false),
@@ -340,50 +409,20 @@ impl Glob {
             Walk::Rev => (true, true),
             Walk::Seg | Walk::SegRev => return None,
         };
-        let mut lits: Vec<Vec<u8>> = vec![Vec::new()];
-        let mut s = re;
-        // What follows the last literal, and whether a space may first.
-        let (end, word) = loop {
-            if s.is_empty() {
-                break (GlobEnd::Open, false);
-            }
-            if s == "$" {
-                break (GlobEnd::End, false);
-            }
-            if s == WORD_END {
-                break (GlobEnd::End, true);
-            }
-            if s == BYTE {
-                break (GlobEnd::Byte, false);
-            }
-            if let Some(rest) = s.strip_prefix(RUN) {
-                lits.push(Vec::new());
-                s = rest;
-                continue;
-            }
-            let last = lits.last_mut()?;
-            if let Some((c, len)) = strict_hex_escape(s) {
-                let mut b = [0u8; 4];
-                last.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
-                s = s.get(len..)?;
-                continue;
-            }
-            let c = *s.as_bytes().first()?;
-            if c.is_ascii_alphanumeric() || c == b'/' {
-                last.push(c);
-                s = s.get(1..)?;
-                continue;
-            }
+        if lits.is_empty() {
             return None;
-        };
-        let end = match (end, at_end) {
-            (e, false) => e,
-            (GlobEnd::Open | GlobEnd::End, true) => GlobEnd::End,
+        }
+        let end = match (tail, at_end) {
+            (Tail::Open, false) => GlobEnd::Open,
+            (Tail::Byte, false) => GlobEnd::Byte,
+            (Tail::End | Tail::Word, false) | (Tail::Open | Tail::End | Tail::Word, true) => {
+                GlobEnd::End
+            }
             // One byte before the end: left to the regex.
-            (GlobEnd::Byte, true) => return None,
+            (Tail::Byte, true) => return None,
         };
         let mut alts = Vec::with_capacity(2);
-        if word {
+        if tail == Tail::Word {
             // The literal, then a space (and then anything, or for a
             // backward walk the end), or the literal at the end.
             let mut spaced = lits.clone();
@@ -400,6 +439,135 @@ impl Glob {
         self.alts
             .iter()
             .any(|(lits, end)| glob_match(lits, self.lead, *end, h))
+    }
+}
+
+/// What the regex of a glob asks after its last literal, as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tail {
+    /// Nothing.
+    Open,
+    /// One more byte, any (`(?s-u:.)`).
+    Byte,
+    /// The end (`$`).
+    End,
+    /// A space or the end (`(?:\x{20}|$)`).
+    Word,
+}
+
+impl Tail {
+    /// The byte that stands for it in an image.
+    pub(crate) fn to_byte(self) -> u8 {
+        match self {
+            Tail::Open => 0,
+            Tail::Byte => 1,
+            Tail::End => 2,
+            Tail::Word => 3,
+        }
+    }
+
+    /// The tail an image byte stands for.
+    pub(crate) fn from_byte(b: u8) -> Option<Tail> {
+        Some(match b {
+            0 => Tail::Open,
+            1 => Tail::Byte,
+            2 => Tail::End,
+            3 => Tail::Word,
+            _ => return None,
+        })
+    }
+}
+
+/// A regex in matching form read as a glob: its literals (split at each
+/// run of any bytes; the first before any run, possibly empty) and its
+/// tail. `None` when it holds anything else.
+fn parse_glob(re: &str) -> Option<(Vec<Vec<u8>>, Tail)> {
+    let mut lits: Vec<Vec<u8>> = vec![Vec::new()];
+    let mut s = re;
+    let tail = loop {
+        if s.is_empty() {
+            break Tail::Open;
+        }
+        if s == "$" {
+            break Tail::End;
+        }
+        if s == WORD_END {
+            break Tail::Word;
+        }
+        if s == BYTE {
+            break Tail::Byte;
+        }
+        if let Some(rest) = s.strip_prefix(RUN) {
+            lits.push(Vec::new());
+            s = rest;
+            continue;
+        }
+        let last = lits.last_mut()?;
+        if let Some((c, len)) = strict_hex_escape(s) {
+            let mut b = [0u8; 4];
+            last.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+            s = s.get(len..)?;
+            continue;
+        }
+        let c = *s.as_bytes().first()?;
+        if c.is_ascii_alphanumeric() || c == b'/' {
+            last.push(c);
+            s = s.get(1..)?;
+            continue;
+        }
+        return None;
+    };
+    Some((lits, tail))
+}
+
+/// The literals of a glob as stored: each its length (u32, little-endian)
+/// and its bytes.
+fn encode_pieces(lits: &[Vec<u8>], out: &mut Vec<u8>) {
+    for l in lits {
+        out.extend_from_slice(&(l.len() as u32).to_le_bytes());
+        out.extend_from_slice(l);
+    }
+}
+
+/// The literals [`encode_pieces`] wrote; `None` unless `blob` is exactly
+/// one or more of them.
+fn decode_pieces(blob: &[u8]) -> Option<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    let mut rest = blob;
+    while !rest.is_empty() {
+        let (n, tail) = rest.split_at_checked(4)?;
+        let n = u32::from_le_bytes(n.try_into().ok()?) as usize;
+        let (lit, tail) = tail.split_at_checked(n)?;
+        out.push(lit.to_vec());
+        rest = tail;
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Whether `blob` is one or more literals as [`encode_pieces`] writes
+/// them (checked without copying them).
+pub(crate) fn pieces_valid(blob: &[u8]) -> bool {
+    let mut rest = blob;
+    while !rest.is_empty() {
+        let Some((n, tail)) = rest.split_at_checked(4) else {
+            return false;
+        };
+        let n = u32::from_le_bytes([n[0], n[1], n[2], n[3]]) as usize;
+        match tail.get(n..) {
+            Some(t) => rest = t,
+            None => return false,
+        }
+    }
+    !blob.is_empty()
+}
+
+/// Whether a glob ending in `tail` can be walked as `walk` (what
+/// [`Glob::build`] accepts).
+pub(crate) fn glob_walk_ok(tail: Tail, walk: Walk) -> bool {
+    match walk {
+        Walk::Fwd | Walk::Float => true,
+        Walk::Rev => tail != Tail::Byte,
+        Walk::Seg | Walk::SegRev => false,
     }
 }
 
@@ -727,6 +895,22 @@ mod tests {
         assert!(!is_glob("\\x{+20}", Walk::Fwd));
         assert!(!is_glob("\\x{D800}", Walk::Fwd));
         assert!(!is_glob("\\x{}", Walk::Fwd));
+    }
+
+    proptest::proptest! {
+        /// Stored literals are checked at load exactly as they decode, and
+        /// come back as written.
+        #[test]
+        fn stored_glob_literals_check_as_they_decode(
+            blob in proptest::collection::vec(proptest::prop_oneof![0u8..3, proptest::num::u8::ANY], 0..24),
+            lits in proptest::collection::vec(proptest::collection::vec(proptest::num::u8::ANY, 0..5), 1..4),
+        ) {
+            proptest::prop_assert_eq!(pieces_valid(&blob), decode_pieces(&blob).is_some());
+            let mut out = Vec::new();
+            encode_pieces(&lits, &mut out);
+            proptest::prop_assert!(pieces_valid(&out));
+            proptest::prop_assert_eq!(decode_pieces(&out), Some(lits));
+        }
     }
 
     proptest::proptest! {
