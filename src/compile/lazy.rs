@@ -223,9 +223,9 @@ impl LazyBuilder {
         }
         // A rule built here (not read back) is stored as its glob when it
         // is one.
-        let glob = match (&self.shared, parse_glob(src)) {
-            (None, Some((lits, tail))) if glob_walk_ok(tail, walk) => Some((lits, tail)),
-            _ => None,
+        let glob = match &self.shared {
+            None => parse_glob(src).filter(|(_, tail)| glob_walk_ok(*tail, walk)),
+            Some(_) => None,
         };
         let (src_at, tail) = match glob {
             Some((lits, tail)) => {
