@@ -88,8 +88,9 @@ pub fn configs() -> Vec<(&'static str, Config)> {
 }
 
 /// The configurations whose matchers are also written to an image and
-/// loaded back.
-const IMAGED: &[&str] = &["default", "small"];
+/// loaded back (`one-shot`: the deferred rules, globs stored as their
+/// literals).
+const IMAGED: &[&str] = &["default", "small", "one-shot"];
 
 /// The rules of the specs that parse, in order.
 pub fn rules_of(specs: &[Spec]) -> Vec<Rule> {

@@ -1,13 +1,13 @@
 //! Compiled matchers as bytes, and back, with validation.
 //!
-//! # Format (version 5)
+//! # Format (version 6)
 //!
 //! ```text
 //! magic    8 bytes  "toolgate"
 //! kind     8 bytes  "matcher\0" (one KindMatcher), "policy\0\0" (a
 //!                   policy's matchers) or "compiled" (a whole precompiled
 //!                   policy, `crate::policy::image`)
-//! version  u32 LE   5
+//! version  u32 LE   6
 //! reserved u32 LE   0
 //! length   u64 LE   payload length
 //! checksum u64 LE   of the payload (see `checksum`)
@@ -27,6 +27,14 @@
 //! (empty for the first two); the hash keys are derived from the texts
 //! when loading.
 //!
+//! Version 6 stores a deferred rule that is literals and runs of any
+//! bytes (see `lazy`) as a glob: after its walk, a form byte (0: a regex,
+//! its text follows; 1: a glob, its tail byte follows — 0 nothing, 1 one
+//! more byte, 2 the end, 3 a space or the end — and then its literals,
+//! each a u32 length and its bytes, as one byte string), then the literal
+//! that must fit. A glob's literals are raw bytes, compared as they are:
+//! neither a regex to compile nor text to check as UTF-8.
+//!
 //! All integers are little-endian; each DFA is a kind byte (dense or
 //! sparse) and regex-automata's own little-endian serialization, 8-byte
 //! aligned within the payload. Loading
@@ -36,7 +44,7 @@
 //! error, never a panic. An image built on a big-endian machine does not
 //! load on a little-endian one, and the other way round.
 
-use super::lazy::{LazyRule, LazyRules};
+use super::lazy::{LazyBuilder, LazyRules, Tail as GlobTail};
 use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
 use super::route::{ByteMap, Routes};
 use super::table::{Entry, PathTables, Table as PathTable, TableKind, Tail};
@@ -151,7 +159,7 @@ const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
 /// A whole precompiled policy (`crate::policy::image`).
 pub(crate) const KIND_COMPILED: &[u8; 8] = b"compiled";
-const VERSION: u32 = 5;
+const VERSION: u32 = 6;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
 pub(crate) fn image_error(msg: impl Into<String>) -> Error {
@@ -313,6 +321,18 @@ impl<'a> Reader<'a> {
         }
         Ok(v)
     }
+    /// A list of rule ids left where it is, each checked to be below
+    /// `bound`: its bytes (4 a rule id) and its length.
+    fn ids_in_place(&mut self, bound: u32) -> Result<(&'a [u8], usize), Bad> {
+        let n = self.len()?;
+        let bytes = self.take(n.checked_mul(4).ok_or(Bad::Clause("image is truncated"))?)?;
+        for id in bytes.chunks_exact(4) {
+            if u32::from_le_bytes([id[0], id[1], id[2], id[3]]) >= bound {
+                return Err(Bad::Clause("image names a rule id out of range"));
+            }
+        }
+        Ok((bytes, n))
+    }
     pub(crate) fn str(&mut self) -> Result<&'a str, Bad> {
         std::str::from_utf8(self.bytes()?).map_err(|_| Bad::Clause("image holds invalid UTF-8"))
     }
@@ -335,12 +355,19 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
     }
     w.u32(m.id_bound);
     w.ids(&m.always);
-    let mut exact: Vec<(&Box<[u8]>, &Vec<u32>)> = m.exact.iter().collect();
-    exact.sort();
+    let mut exact: std::collections::BTreeMap<&[u8], Vec<u32>> = Default::default();
+    for (k, ids) in m
+        .exact
+        .iter()
+        .map(|(k, ids)| (&k[..], ids.clone()))
+        .chain(m.exact_shared.iter())
+    {
+        exact.entry(k).or_default().extend(ids);
+    }
     w.len(exact.len());
     for (k, ids) in exact {
         w.bytes(k);
-        w.ids(ids);
+        w.ids(&ids);
     }
     write_autos(w, &m.autos);
     w.u8(m.routes.sep);
@@ -422,7 +449,14 @@ fn read_walk(r: &mut Reader<'_>) -> Result<Walk, Bad> {
     Walk::from_byte(r.u8()?).ok_or(Bad::Clause("image has an invalid walk"))
 }
 
-fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatcher, Bad> {
+/// Reads a matcher; with `shared` (the buffer `r` reads from, kept with
+/// the matcher), its exact literals are left there.
+fn read_matcher(
+    r: &mut Reader<'_>,
+    rules: u32,
+    cfg: &Config,
+    shared: Option<&Arc<Vec<u8>>>,
+) -> Result<KindMatcher, Bad> {
     let term = match (r.u8()?, r.u8()?) {
         (0, _) => None,
         (1, t) => Some(t),
@@ -434,11 +468,23 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
     }
     let always = r.ids(id_bound)?;
     let n = r.len()?;
-    let mut exact = ByteMap::with_capacity_and_hasher(n, Default::default());
-    for _ in 0..n {
-        let k = r.bytes()?.to_vec().into_boxed_slice();
-        let ids = r.ids(id_bound)?;
-        exact.insert(k, ids);
+    let mut exact = ByteMap::default();
+    let mut exact_shared = SharedExact::default();
+    match shared {
+        Some(buf) => exact_shared = SharedExact::read(r, n, id_bound, buf)?,
+        None => {
+            exact.reserve(n);
+            let mut last: Option<&[u8]> = None;
+            for _ in 0..n {
+                let k = r.bytes()?;
+                if last.is_some_and(|l| l >= k) {
+                    return Err(Bad::Clause(EXACT_ORDER));
+                }
+                last = Some(k);
+                let ids = r.ids(id_bound)?;
+                exact.insert(k.into(), ids);
+            }
+        }
     }
     let autos = read_autos(r, id_bound)?;
     let sep = r.u8()?;
@@ -528,6 +574,7 @@ fn read_matcher(r: &mut Reader<'_>, rules: u32, cfg: &Config) -> Result<KindMatc
         term,
         always,
         exact,
+        exact_shared,
         tables,
         routes: Routes {
             sep,
@@ -591,6 +638,12 @@ pub(crate) fn frame(kind: &[u8; 8], payload: Vec<u8>) -> Vec<u8> {
 }
 
 pub(crate) fn unframe<'a>(kind: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8], Error> {
+    unframe_with(kind, bytes, true)
+}
+
+/// [`unframe`]; without `verify`, the checksum is not computed (for bytes
+/// that lie in an image whose own checksum, checked already, covers them).
+fn unframe_with<'a>(kind: &[u8; 8], bytes: &'a [u8], verify: bool) -> Result<&'a [u8], Error> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err(image_error("not a toolgate image"));
     }
@@ -617,7 +670,7 @@ pub(crate) fn unframe<'a>(kind: &[u8; 8], bytes: &'a [u8]) -> Result<&'a [u8], E
     if payload.len() as u64 != len {
         return Err(image_error("image is truncated or has trailing bytes"));
     }
-    if checksum(payload) != sum {
+    if verify && checksum(payload) != sum {
         return Err(image_error(
             "image checksum does not match: the image is corrupt",
         ));
@@ -642,7 +695,7 @@ impl KindMatcher {
             buf: payload,
             pos: 0,
         };
-        let m = read_matcher(&mut r, rules, &Config::new())?;
+        let m = read_matcher(&mut r, rules, &Config::new(), None)?;
         if r.pos != payload.len() {
             return Err(image_error("image has trailing bytes"));
         }
@@ -665,41 +718,157 @@ fn write_lazy(w: &mut Writer, l: &LazyRules) {
     for r in &l.rules {
         w.u32(r.id);
         w.u8(r.walk.to_byte());
-        w.bytes(r.src.as_bytes());
-        w.bytes(&r.lit);
+        match LazyRules::glob_tail(r) {
+            None => w.u8(0),
+            Some(t) => {
+                w.u8(1);
+                w.u8(t.to_byte());
+            }
+        }
+        w.bytes(l.text(r));
+        w.bytes(l.lit(r));
     }
 }
 
 /// Reads deferred rules. Their literals are read as recorded (the payload
 /// is checksummed, and a literal can only narrow when its rule is tried,
 /// never what the rule matches); whether they fail closed comes from the
-/// rules' effects.
-fn read_lazy(r: &mut Reader<'_>, rules: &RuleTable) -> Result<LazyRules, Bad> {
+/// rules' effects. With `shared` (the buffer `r` reads from, kept with the
+/// rules), their texts are left there.
+fn read_lazy(
+    r: &mut Reader<'_>,
+    rules: &RuleTable,
+    shared: Option<&Arc<Vec<u8>>>,
+) -> Result<LazyRules, Bad> {
     let term = match (r.u8()?, r.u8()?) {
         (0, _) => None,
         (1, t) => Some(t),
         _ => return Err(Bad::Clause("image has an invalid terminator")),
     };
     let n = r.len()?;
-    let mut out = LazyRules {
-        term,
-        rules: Vec::with_capacity(n),
-        cfg: Config::new(),
+    let mut out = match shared {
+        Some(buf) => LazyBuilder::sharing(term, buf, n),
+        None => LazyBuilder::new(term, &Config::new()),
     };
     for _ in 0..n {
         let id = r.u32()?;
         let walk = Walk::from_byte(r.u8()?).ok_or(Bad::Clause("image holds an unknown walk"))?;
-        let src = r.str()?;
-        let lit = r.bytes()?;
+        let glob = match r.u8()? {
+            0 => None,
+            1 => Some(GlobTail::from_byte(r.u8()?).ok_or(Bad::Clause(BAD_GLOB))?),
+            _ => return Err(Bad::Clause(BAD_GLOB)),
+        };
         let (effect, _) = rules
             .head(id)
             .ok_or(Bad::Clause("image names a rule id out of range"))?;
         let fail_closed = effect != Effect::Allow;
-        let l = LazyRule::with_literal(id, walk, src, lit, fail_closed)
-            .ok_or(Bad::Clause("image holds a deferred rule that is too long"))?;
-        out.rules.push(l);
+        match glob {
+            None => {
+                let src = r.str()?;
+                let lit = r.bytes()?;
+                out.push(id, walk, src, Some(lit), fail_closed)
+                    .ok_or(Bad::Clause("image holds a deferred rule that is too long"))?;
+            }
+            Some(tail) => {
+                let pieces = r.bytes()?;
+                let lit = r.bytes()?;
+                out.push_glob(id, walk, tail, pieces, lit, fail_closed)
+                    .ok_or(Bad::Clause(BAD_GLOB))?;
+            }
+        }
     }
-    Ok(out)
+    Ok(out.finish())
+}
+
+/// Why a deferred rule stored as a glob is refused.
+const BAD_GLOB: &str = "image holds an invalid deferred glob";
+
+/// Why exact literals that are not strictly increasing are refused (the
+/// image writes them sorted, and a lookup in place searches them so).
+const EXACT_ORDER: &str = "image holds its exact literals out of order";
+
+/// The exact literals of a matcher read from an image that is kept as long
+/// as the matcher: each entry points into the image (its key and its rule
+/// ids) instead of being copied into a hash map, and a key is found by a
+/// binary search (the image holds them sorted, which loading checks).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SharedExact {
+    buf: Arc<Vec<u8>>,
+    /// `(key start, key length, ids start, id count)`, by key, strictly
+    /// increasing.
+    entries: Box<[(usize, usize, usize, usize)]>,
+}
+
+impl SharedExact {
+    /// Reads `n` entries from `r`, whose bytes lie in `buf`: every rule id
+    /// below `id_bound`, the keys strictly increasing.
+    fn read(
+        r: &mut Reader<'_>,
+        n: usize,
+        id_bound: u32,
+        buf: &Arc<Vec<u8>>,
+    ) -> Result<SharedExact, Bad> {
+        let at = |part: &[u8]| {
+            (part.as_ptr() as usize)
+                .checked_sub(buf.as_ptr() as usize)
+                .filter(|&a| a.checked_add(part.len()).is_some_and(|e| e <= buf.len()))
+                .ok_or(Bad::Clause("image matchers lie outside the image"))
+        };
+        let mut entries = Vec::with_capacity(n);
+        let mut last: Option<&[u8]> = None;
+        for _ in 0..n {
+            let key = r.bytes()?;
+            if last.is_some_and(|l| l >= key) {
+                return Err(Bad::Clause(EXACT_ORDER));
+            }
+            last = Some(key);
+            let (ids, count) = r.ids_in_place(id_bound)?;
+            entries.push((at(key)?, key.len(), at(ids)?, count));
+        }
+        Ok(SharedExact {
+            buf: Arc::clone(buf),
+            entries: entries.into_boxed_slice(),
+        })
+    }
+
+    /// Whether there is no entry.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// How many keys there are.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn key(&self, &(at, len, _, _): &(usize, usize, usize, usize)) -> &[u8] {
+        self.buf.get(at..at.saturating_add(len)).unwrap_or_default()
+    }
+
+    fn ids(&self, &(_, _, at, n): &(usize, usize, usize, usize)) -> impl Iterator<Item = u32> {
+        self.buf
+            .get(at..at.saturating_add(n.saturating_mul(4)))
+            .unwrap_or_default()
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// Appends the ids of the rules whose literal is `hay`.
+    #[inline]
+    pub(crate) fn find_into(&self, hay: &[u8], out: &mut Vec<u32>) {
+        if let Ok(i) = self.entries.binary_search_by(|e| self.key(e).cmp(hay)) {
+            if let Some(e) = self.entries.get(i) {
+                out.extend(self.ids(e));
+            }
+        }
+    }
+
+    /// Every key and its rule ids.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&[u8], Vec<u32>)> {
+        self.entries
+            .iter()
+            .map(|e| (self.key(e), self.ids(e).collect()))
+    }
 }
 
 /// A fingerprint of an ordered rule list: what an image was built from.
@@ -793,27 +962,32 @@ impl Policy {
     }
 
     /// [`Policy::from_image`]; without `check_rules`, the fingerprint of
-    /// the rules is not compared (for a caller that read `rules` from the
-    /// same checksummed image, written with them by this build).
+    /// the rules is not compared, nor the matchers' own checksum computed
+    /// (for a caller that read `rules` and `bytes` from the same
+    /// checksummed image, written with them by this build).
     pub(crate) fn from_image_checked(
         rules: Vec<Rule>,
         bytes: &[u8],
         check_rules: bool,
     ) -> Result<Policy, Error> {
         let (rules, order) = Policy::number(rules)?;
-        Policy::from_image_numbered(RuleTable::Owned(rules), order, bytes, check_rules)
+        Policy::from_image_numbered(RuleTable::Owned(rules), order, bytes, check_rules, None)
     }
 
     /// [`Policy::from_image_checked`] of rules numbered already: `rules`
     /// in precedence order (deny, ask, allow, each in policy order) and
     /// `order` the place of each in policy order, as [`Policy::number`]
     /// gives them (an image stores its rules so, and saves the copying and
-    /// sorting). Refused unless they are exactly that.
+    /// sorting). Refused unless they are exactly that. With `shared`, the
+    /// buffer `bytes` lies in, kept as long as the policy: the matchers'
+    /// exact literals and deferred rules are left there instead of being
+    /// copied out (checked as when they are).
     pub(crate) fn from_image_numbered(
         rules: RuleTable,
         order: Vec<usize>,
         bytes: &[u8],
         check_rules: bool,
+        shared: Option<&Arc<Vec<u8>>>,
     ) -> Result<Policy, Error> {
         if rules.len() >= u32::MAX as usize {
             return Err(Error::new(ErrorKind::Limit, "too many rules in one policy"));
@@ -834,7 +1008,9 @@ impl Policy {
         if order.len() != rules.len() {
             return Err(image_error("image holds its rules out of order"));
         }
-        let payload = unframe(KIND_POLICY, bytes)?;
+        // Without `check_rules`, the matchers were read from the image the
+        // rules were read from, whose checksum covers them.
+        let payload = unframe_with(KIND_POLICY, bytes, check_rules)?;
         let mut r = Reader {
             buf: payload,
             pos: 0,
@@ -848,8 +1024,8 @@ impl Policy {
         let n = rules.len() as u32;
         let cfg = Config::new();
         let mut deferred = Deferred::default();
-        let command = read_matcher(&mut r, n, &cfg)?;
-        deferred.command = read_lazy(&mut r, &rules)?;
+        let command = read_matcher(&mut r, n, &cfg, shared)?;
+        deferred.command = read_lazy(&mut r, &rules, shared)?;
         let mut paths = Vec::new();
         for _ in 0..2 {
             let g = r.len()?;
@@ -857,24 +1033,24 @@ impl Policy {
             let mut lazy = Vec::with_capacity(g);
             for _ in 0..g {
                 let k = read_key(&mut r)?;
-                groups.push((k, read_matcher(&mut r, n, &cfg)?));
-                lazy.push(read_lazy(&mut r, &rules)?);
+                groups.push((k, read_matcher(&mut r, n, &cfg, shared)?));
+                lazy.push(read_lazy(&mut r, &rules, shared)?);
             }
             if lazy.iter().all(LazyRules::is_empty) {
                 lazy.clear();
             }
             paths.push(PathMatcher { groups, lazy });
         }
-        let domain = read_matcher(&mut r, n, &cfg)?;
-        deferred.domain = read_lazy(&mut r, &rules)?;
-        let tool = read_matcher(&mut r, n, &cfg)?;
-        deferred.tool = read_lazy(&mut r, &rules)?;
+        let domain = read_matcher(&mut r, n, &cfg, shared)?;
+        deferred.domain = read_lazy(&mut r, &rules, shared)?;
+        let tool = read_matcher(&mut r, n, &cfg, shared)?;
+        deferred.tool = read_lazy(&mut r, &rules, shared)?;
         let f = r.len()?;
         let mut fields = Vec::with_capacity(f);
         for _ in 0..f {
             let name = r.str()?.to_string();
-            fields.push((name, read_matcher(&mut r, n, &cfg)?));
-            deferred.fields.push(read_lazy(&mut r, &rules)?);
+            fields.push((name, read_matcher(&mut r, n, &cfg, shared)?));
+            deferred.fields.push(read_lazy(&mut r, &rules, shared)?);
         }
         if deferred.fields.iter().all(LazyRules::is_empty) {
             deferred.fields.clear();

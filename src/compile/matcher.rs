@@ -2,6 +2,7 @@
 //! per haystack.
 
 use super::Matches;
+use super::image::SharedExact;
 use super::route::{ByteMap, Routes};
 use super::table::PathTables;
 use regex_automata::dfa::{Automaton, dense, sparse};
@@ -277,6 +278,8 @@ pub struct KindMatcher {
     pub(crate) term: Option<u8>,
     pub(crate) always: Vec<u32>,
     pub(crate) exact: ByteMap<Vec<u32>>,
+    /// Exact literals left in an image the matcher was read from.
+    pub(crate) exact_shared: SharedExact,
     /// Path rules matched by hash lookups (see the `table` module).
     pub(crate) tables: PathTables,
     /// Literal-led automata reached by the haystack's leading words.
@@ -296,6 +299,9 @@ impl KindMatcher {
             if let Some(ids) = self.exact.get(hay) {
                 out.ids.extend_from_slice(ids);
             }
+        }
+        if !self.exact_shared.is_empty() {
+            self.exact_shared.find_into(hay, &mut out.ids);
         }
         if !self.tables.is_empty() {
             self.tables.find_into(hay, &mut out.fold, &mut out.ids);
@@ -340,6 +346,7 @@ impl KindMatcher {
     pub fn is_empty(&self) -> bool {
         self.always.is_empty()
             && self.exact.is_empty()
+            && self.exact_shared.is_empty()
             && self.tables.is_empty()
             && self.autos.is_empty()
             && self.routes.is_empty()
@@ -385,7 +392,7 @@ impl KindMatcher {
                 .map(|a| a.ids.len())
                 .sum(),
             fallback_rules: self.slow.len(),
-            exact_literals: self.exact.len(),
+            exact_literals: self.exact.len() + self.exact_shared.len(),
             tabled_rules: self.tables.len(),
             always: self.always.len(),
         }

@@ -385,6 +385,11 @@ fn decode_image(bytes: &[u8], keep: Keep) -> Result<(String, LoadedPolicy, Polic
         strings: Strings::Checked(std::str::from_utf8(strings).map_err(|_| bad("string"))?),
     };
     let (policy, rules, order) = read_policy(&mut d, &keep)?;
+    // The buffer the matchers may point into (a hook's image, kept).
+    let shared = match &keep {
+        Keep::Lazy(buf) => Some(Arc::clone(buf)),
+        Keep::Whole | Keep::Facts => None,
+    };
     let rules = match (rules, keep) {
         (Rules::Decoded(rules), _) => RuleTable::Owned(rules),
         (Rules::Heads(heads, names), Keep::Lazy(buf)) => {
@@ -413,7 +418,7 @@ fn decode_image(bytes: &[u8], keep: Keep) -> Result<(String, LoadedPolicy, Polic
     // The rules were read from this checksummed image, written with the
     // matchers by this very build: their fingerprint need not be computed
     // again (the costliest part of a load), nor their precedence order.
-    let compiled = Policy::from_image_numbered(rules, order, matchers, false)?;
+    let compiled = Policy::from_image_numbered(rules, order, matchers, false, shared.as_ref())?;
     Ok((recipe, policy, compiled))
 }
 
@@ -1590,7 +1595,7 @@ mod tests {
         order.sort_by_key(|&i| (p.rules()[i].effect, i));
         let rules: Vec<Rule> = order.iter().map(|&i| p.rules()[i].clone()).collect();
         let load = |rules: Vec<Rule>, order: Vec<usize>| {
-            Policy::from_image_numbered(RuleTable::Owned(rules), order, &bytes, false)
+            Policy::from_image_numbered(RuleTable::Owned(rules), order, &bytes, false, None)
         };
         let right = load(rules.clone(), order.clone()).unwrap();
         assert_eq!(right.rules(), &rules[..]);
@@ -1761,5 +1766,173 @@ mod tests {
         ] {
             assert!(kinds.contains(&k), "no rule of kind {k:?}");
         }
+    }
+
+    /// A policy of every shape of command and path rule the lazy engine
+    /// defers or tables: exact commands, prefixes, globs with runs inside,
+    /// before and after, path prefixes, any-depth names.
+    fn shapes() -> PolicyImage {
+        let mut p = LoadedPolicy::new();
+        p.add_settings_text(
+            r#"{"permissions": {
+                "allow": ["Bash(go vet ./internal/config/)", "Bash(npm ls:*)", "Bash(git *)",
+                    "Bash(wc -l src/*.json)", "Bash(ls -la *)", "Bash(* --version)",
+                    "Bash(grep -r * src --include=*.ts)", "Bash(go vet ./a/)",
+                    "Read(./src/**)", "Read(**/*.md)", "Read(./docs/*.txt)", "Read(//tmp/x/**)"],
+                "ask": ["Bash(git push:*)", "Bash(*--force*)", "Bash(curl ?)", "Read(**/.env)"],
+                "deny": ["Bash(rm -rf:*)", "Bash(git push --force *)", "Bash(sudo *)",
+                    "Read(./secrets/**)", "Edit(//etc/**)"]}}"#,
+            "s.json",
+            None,
+            SourceKind::Settings,
+            SourceRoot::Dir("/p".into()),
+        )
+        .unwrap();
+        let c = Policy::builder()
+            .configure(Config::one_shot())
+            .build(p.rules().to_vec())
+            .unwrap();
+        PolicyImage::new("recipe", p, c)
+    }
+
+    const COMMANDS: &[&str] = &[
+        "go vet ./internal/config/",
+        "go vet ./a/",
+        "go vet ./a",
+        "npm ls",
+        "npm ls -a",
+        "npm lsx",
+        "git status",
+        "git",
+        "git push",
+        "git push --force origin",
+        "git push origin",
+        "wc -l src/a.json",
+        "wc -l src/.json",
+        "wc -l src/a.jsonx",
+        "ls -la /",
+        "ls -la",
+        "node --version",
+        "--version",
+        "a --versions",
+        "grep -r x src --include=*.ts",
+        "grep -r src --include=*.ts",
+        "rm -rf /",
+        "rm -rf",
+        "rm -rfv",
+        "sudo ls",
+        "sudo",
+        "curl a",
+        "curl ab",
+        "x --force y",
+        "",
+    ];
+    const PATHS: &[&str] = &[
+        "/p/src/a.rs",
+        "/p/src",
+        "/p/src/",
+        "/p/docs/a.txt",
+        "/p/docs/a/b.txt",
+        "/p/README.md",
+        "/p/x/.env",
+        "/p/.env",
+        "/p/secrets/k",
+        "/tmp/x/y",
+        "/tmp/x",
+        "/etc/passwd",
+        "/q/a.md",
+    ];
+
+    /// What `c` finds for every command and path above.
+    fn finds(c: &Policy) -> Vec<Vec<u32>> {
+        use crate::compile::{AnchorDirs, Kind, Matches};
+        let dirs = AnchorDirs {
+            home: Some("/h"),
+            project: Some("/p"),
+            sources: &[("s.json", "/p")],
+        };
+        let mut m = Matches::new();
+        let mut out = Vec::new();
+        for hay in COMMANDS {
+            c.find(Kind::Command, None, hay, &mut m);
+            out.push(m.ids().to_vec());
+        }
+        for kind in [Kind::Read, Kind::Edit] {
+            for path in PATHS {
+                c.find_path(kind, None, path, &dirs, &mut m);
+                out.push(m.ids().to_vec());
+            }
+        }
+        out
+    }
+
+    /// The matchers of an image decoded to decide with point into the
+    /// image (exact literals, deferred rules): they find what the compiled
+    /// policy and the whole image find.
+    #[test]
+    fn matchers_left_in_the_image_find_what_the_compiled_policy_finds() {
+        let img = shapes();
+        let bytes = img.to_bytes().unwrap();
+        let want = finds(&img.compiled);
+        assert!(
+            want.iter().filter(|f| !f.is_empty()).count() > 20,
+            "{want:?}"
+        );
+        let whole = PolicyImage::from_bytes(&bytes, "x").unwrap();
+        assert_eq!(finds(&whole.compiled), want);
+        let lean = DecidingImage::from_bytes(bytes, "x").unwrap();
+        assert!(format!("{:?}", lean.compiled).contains("SharedExact"));
+        assert_eq!(finds(&lean.compiled), want);
+    }
+
+    /// Where the matchers are in a payload (an image of their own, framed).
+    fn matchers_block(payload: &[u8]) -> std::ops::Range<usize> {
+        let mut r = Reader::new(payload);
+        for _ in 0..4 {
+            r.bytes().unwrap();
+        }
+        let n = r.bytes().unwrap().len();
+        r.pos - n..r.pos
+    }
+
+    /// Each byte of the matchers changed in turn, both checksums written
+    /// again: the image whose matchers are left in it is refused whenever
+    /// the image decoded whole is, and when it loads it finds the same.
+    #[test]
+    fn each_byte_of_the_matchers_changed_is_refused_at_load_or_finds_the_same() {
+        let bytes = shapes().to_bytes().unwrap();
+        let payload = &bytes[40..];
+        let block = matchers_block(payload);
+        let inner = &payload[block.clone()];
+        let mut refused = 0;
+        let mut flips = 0;
+        for at in 40..inner.len() {
+            for flip in [0x01, 0x80, 0xff] {
+                let mut m = inner[40..].to_vec();
+                m[at - 40] ^= flip;
+                let m = frame(b"policy\0\0", m);
+                let mut p = payload.to_vec();
+                p[block.clone()].copy_from_slice(&m);
+                let framed = frame(KIND_COMPILED, p);
+                let whole = PolicyImage::from_bytes(&framed, "x");
+                let lean = DecidingImage::from_bytes(framed, "x");
+                flips += 1;
+                assert_eq!(whole.is_ok(), lean.is_ok(), "byte {at} ^ {flip:#x}");
+                match (whole, lean) {
+                    (Ok(whole), Ok(lean)) => {
+                        assert_eq!(
+                            finds(&whole.compiled),
+                            finds(&lean.compiled),
+                            "byte {at} ^ {flip:#x}"
+                        );
+                    }
+                    _ => refused += 1,
+                }
+            }
+        }
+        assert!(
+            refused > flips / 4,
+            "too few damaged images refused: {refused} of {flips}"
+        );
     }
 }
