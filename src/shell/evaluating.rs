@@ -22,7 +22,10 @@
 //! [`Reason::ValueRunsCode`]: super::Reason::ValueRunsCode
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
+
+use super::parse::{byte_set, run_outside};
 
 /// The first use of a value as code in `scripts`: the script's index and
 /// the span of the context.
@@ -33,10 +36,12 @@ use std::ops::Range;
 /// is read once); and only when a name is used there at all are the
 /// scripts scanned for the values they set, in one more pass each.
 pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
+    // Each script's tables, built once for both passes.
+    let mut tables: Vec<Option<Tables>> = Vec::new();
     // Nested scripts first: their text is also part of their parent's, and
     // the innermost reading names the place in the script that holds it.
-    let mut found: Vec<(usize, Vec<Range<usize>>, Vec<Range<usize>>)> = Vec::new();
-    let mut wanted: HashSet<&str> = HashSet::new();
+    let mut found: Vec<Found> = Vec::new();
+    let mut wanted: Names = Names::default();
     let mut positional = false;
     for (k, s) in scripts.iter().enumerate().rev() {
         if !might_evaluate(&s.text) {
@@ -45,74 +50,124 @@ pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
         let b = s.text.as_bytes();
         let mut t = Tables::new(b);
         let contexts = collect_contexts(&s.text, &mut t);
+        if tables.is_empty() {
+            tables.resize_with(scripts.len(), || None);
+        }
+        if let Some(slot) = tables.get_mut(k) {
+            *slot = Some(t);
+        }
         if contexts.is_empty() {
             continue;
         }
         let covered = union(&contexts, b.len());
+        let mut last = "";
         for r in &covered {
             let text = s.text.get(r.clone()).unwrap_or("");
             for (_, id) in idents(text) {
                 if is_positional(id) {
                     // A positional parameter needs no assignment.
                     positional = true;
-                } else {
+                } else if id != last {
                     wanted.insert(id);
+                    last = id;
                 }
             }
         }
-        found.push((k, contexts, covered));
+        found.push(Found {
+            script: k,
+            contexts,
+            covered,
+        });
     }
     if wanted.is_empty() && !positional {
         return None;
     }
-    let mut tainted: HashSet<&str> = HashSet::new();
+    let mut tainted: Names = Names::default();
     if !wanted.is_empty() {
-        for s in scripts {
-            let mut t = Tables::new(s.text.as_bytes());
+        for (k, s) in scripts.iter().enumerate() {
+            let mut t = tables
+                .get_mut(k)
+                .and_then(Option::take)
+                .unwrap_or_else(|| Tables::new(s.text.as_bytes()));
             collect_taint(&s.text, &mut t, &wanted, &mut tainted);
         }
     }
     if tainted.is_empty() && !positional {
         return None;
     }
-    found.into_iter().find_map(|(k, contexts, covered)| {
-        let text = &scripts.get(k)?.text;
-        covered.iter().find_map(|r| {
+    found.into_iter().find_map(|f| {
+        let text = &scripts.get(f.script)?.text;
+        f.covered.iter().find_map(|r| {
             let (at, _) = idents(text.get(r.clone())?)
                 .find(|(_, id)| is_positional(id) || tainted.contains(id))?;
-            Some((k, context_at(&contexts, r.start + at)))
+            Some((f.script, context_at(&f.contexts, r.start + at)))
         })
     })
 }
 
-/// The union of `spans` (each clamped to `len`), as sorted, disjoint
-/// ranges: a difference array over the text, so that any number of
-/// nested or overlapping contexts costs one pass.
-fn union(spans: &[Range<usize>], len: usize) -> Vec<Range<usize>> {
-    let mut delta = vec![0i32; len + 1];
-    for s in spans {
-        let (a, e) = (s.start.min(len), s.end.min(len));
-        if a < e {
-            if let Some(d) = delta.get_mut(a) {
-                *d += 1;
+/// A script's contexts (in the order found) and their union.
+struct Found {
+    script: usize,
+    contexts: Vec<Range<usize>>,
+    covered: Vec<Range<usize>>,
+}
+
+/// A set of variable names, hashed cheaply: the names are short and
+/// come from the command itself, and a set built from one command's text
+/// cannot grow past that text's size, so a keyed hash buys nothing here.
+type Names<'a> = HashSet<&'a str, BuildHasherDefault<NameHasher>>;
+
+/// A multiply-rotate hash over 8 bytes at a time (std has no fast
+/// unkeyed hasher, and the allowed crates none that is public).
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            if let Some(dst) = w.get_mut(..rest.len()) {
+                dst.copy_from_slice(rest);
             }
-            if let Some(d) = delta.get_mut(e) {
-                *d -= 1;
-            }
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
         }
     }
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut from = None;
-    for (k, d) in delta.iter().enumerate() {
-        depth += d;
-        match (depth > 0, from) {
-            (true, None) => from = Some(k),
-            (false, Some(f)) => {
-                out.push(f..k);
-                from = None;
-            }
-            _ => {}
+
+    fn write_u8(&mut self, i: u8) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The union of `spans` (each clamped to `len`), as sorted, disjoint
+/// ranges (touching ones joined), so that any number of nested or
+/// overlapping contexts costs one pass over the text.
+fn union(spans: &[Range<usize>], len: usize) -> Vec<Range<usize>> {
+    let mut sorted: Vec<Range<usize>> = spans
+        .iter()
+        .map(|s| s.start.min(len)..s.end.min(len))
+        .filter(|s| s.start < s.end)
+        .collect();
+    // Found in the order of the text, all but a few.
+    if !sorted.is_sorted_by_key(|s| s.start) {
+        sorted.sort_unstable_by_key(|s| s.start);
+    }
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for s in sorted {
+        match out.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => out.push(s),
         }
     }
     out
@@ -154,6 +209,24 @@ fn might_evaluate(s: &str) -> bool {
     })
 }
 
+/// Bytes a context can start at: `$`, `(`, `[` and the first byte of a
+/// name.
+static CONTEXT_START: [bool; 256] =
+    byte_set(b"$([_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
+
+/// The length of the name at `i` (0 when none starts there).
+fn ident_len(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(&c) if is_ident_start(c) => b
+            .get(i..)
+            .unwrap_or(&[])
+            .iter()
+            .position(|&c| !is_ident(c))
+            .unwrap_or(b.len() - i),
+        _ => 0,
+    }
+}
+
 fn is_ident_start(b: u8) -> bool {
     b.is_ascii_alphabetic() || b == b'_'
 }
@@ -182,65 +255,73 @@ enum Zone {
     Dead,
 }
 
+/// Bytes that change the zone outside quotes, and inside double quotes.
+static ZONE_STOP: [bool; 256] = byte_set(b"\\\"'#");
+static DOUBLE_STOP: [bool; 256] = byte_set(b"\\\"");
+
 fn zones(b: &[u8]) -> Vec<Zone> {
-    let mut out = vec![Zone::Plain; b.len()];
+    let n = b.len();
+    let mut out = vec![Zone::Plain; n];
+    let fill = |out: &mut Vec<Zone>, r: Range<usize>, z: Zone| {
+        if let Some(s) = out.get_mut(r.start.min(n)..r.end.min(n)) {
+            s.fill(z);
+        }
+    };
     let mut i = 0;
     let mut double = false;
-    while i < b.len() {
-        let c = b[i];
+    while i < n {
+        let rest = b.get(i..).unwrap_or(&[]);
         if double {
-            out[i] = Zone::Double;
-            if c == b'\\' {
-                if let Some(z) = out.get_mut(i + 1) {
-                    *z = Zone::Dead;
+            // Plain bytes inside double quotes, in one run.
+            let run = run_outside(rest, &DOUBLE_STOP);
+            fill(&mut out, i..i + run, Zone::Double);
+            i += run;
+            match b.get(i) {
+                Some(b'\\') => {
+                    fill(&mut out, i..i + 1, Zone::Double);
+                    fill(&mut out, i + 1..i + 2, Zone::Dead);
+                    i += 2;
                 }
-                i += 2;
-                continue;
+                Some(_) => {
+                    // The closing quote.
+                    fill(&mut out, i..i + 1, Zone::Double);
+                    double = false;
+                    i += 1;
+                }
+                None => {}
             }
-            if c == b'"' {
-                double = false;
-            }
-            i += 1;
             continue;
         }
-        match c {
-            b'\\' => {
-                out[i] = Zone::Dead;
-                if let Some(z) = out.get_mut(i + 1) {
-                    *z = Zone::Dead;
-                }
+        i += run_outside(rest, &ZONE_STOP);
+        match b.get(i) {
+            Some(b'\\') => {
+                fill(&mut out, i..i + 2, Zone::Dead);
                 i += 2;
-                continue;
             }
-            b'"' => {
+            Some(b'"') => {
                 double = true;
-                out[i] = Zone::Double;
+                fill(&mut out, i..i + 1, Zone::Double);
+                i += 1;
             }
-            b'\'' => {
-                let end = b[i + 1..]
-                    .iter()
-                    .position(|&x| x == b'\'')
-                    .map_or(b.len(), |p| i + 1 + p);
-                for z in &mut out[i..(end + 1).min(b.len())] {
-                    *z = Zone::Dead;
-                }
+            Some(b'\'') => {
+                let end = b
+                    .get(i + 1..)
+                    .and_then(|r| r.iter().position(|&x| x == b'\''))
+                    .map_or(n, |p| i + 1 + p);
+                fill(&mut out, i..end + 1, Zone::Dead);
                 i = end + 1;
-                continue;
             }
-            b'#' if word_start(b, i) => {
-                let end = b[i..]
-                    .iter()
-                    .position(|&x| x == b'\n')
-                    .map_or(b.len(), |p| i + p);
-                for z in &mut out[i..end] {
-                    *z = Zone::Dead;
-                }
+            Some(b'#') if word_start(b, i) => {
+                let end = b
+                    .get(i..)
+                    .and_then(|r| r.iter().position(|&x| x == b'\n'))
+                    .map_or(n, |p| i + p);
+                fill(&mut out, i..end, Zone::Dead);
                 i = end;
-                continue;
             }
-            _ => {}
+            Some(_) => i += 1,
+            None => {}
         }
-        i += 1;
     }
     out
 }
@@ -330,7 +411,13 @@ fn partners(b: &[u8]) -> Vec<u32> {
     let n = u32::try_from(b.len()).unwrap_or(u32::MAX);
     let mut close = vec![n; b.len()];
     let mut open: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    for (k, &c) in b.iter().enumerate() {
+    static BRACKETS: [bool; 256] = byte_set(b"()[]{}");
+    let mut k = 0;
+    while k < b.len() {
+        k += run_outside(b.get(k..).unwrap_or(&[]), &BRACKETS);
+        let Some(&c) = b.get(k) else { break };
+        let at = k;
+        k += 1;
         let (kind, opens) = match c {
             b'(' => (0, true),
             b'[' => (1, true),
@@ -344,11 +431,11 @@ fn partners(b: &[u8]) -> Vec<u32> {
             continue;
         };
         if opens {
-            stack.push(k);
+            stack.push(at);
         } else if let Some(o) = stack.pop()
             && let Some(slot) = close.get_mut(o)
         {
-            *slot = u32::try_from(k).unwrap_or(n);
+            *slot = u32::try_from(at).unwrap_or(n);
         }
     }
     close
@@ -392,6 +479,11 @@ fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
     let mut declared_to = 0;
     let mut i = 0;
     while let Some(&c) = b.get(i) {
+        // Only `$`, `(`, `[` and names start a context.
+        if !CONTEXT_START[usize::from(c)] {
+            i += 1;
+            continue;
+        }
         let z = t.zone(i);
         if z == Zone::Dead || (z == Zone::Double && c != b'$') {
             i += 1;
@@ -444,41 +536,39 @@ fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
             i += 2;
             continue;
         }
-        if !is_ident_start(c) || !word_start(b, i) {
-            i += 1;
+        let len = ident_len(b, i);
+        if len == 0 || !word_start(b, i) {
+            i += len.max(1);
             continue;
         }
-        let len = b
-            .get(i..)
-            .unwrap_or(&[])
-            .iter()
-            .take_while(|c| is_ident(**c))
-            .count();
         let name = b.get(i..i + len).unwrap_or(&[]);
-        let after = b.get(i + len).copied();
-        let alone = after.is_none_or(|c| matches!(c, b' ' | b'\t'));
-        if alone && name == b"let" {
-            out.push(i + 3..t.command_end(b, i + 3));
-        } else if alone
-            && i >= declared_to
-            && matches!(
-                name,
-                b"declare" | b"typeset" | b"local" | b"export" | b"readonly"
-            )
-        {
-            let end = t.command_end(b, i);
-            declared_to = end;
-            if words_at(s, i, end)
-                .any(|(_, w)| w.starts_with('-') && !w.starts_with("--") && w.contains('i'))
-            {
-                out.push(i..end);
+        match b.get(i + len) {
+            None | Some(b' ' | b'\t') => {
+                if name == b"let" {
+                    out.push(i + 3..t.command_end(b, i + 3));
+                } else if i >= declared_to
+                    && matches!(
+                        name,
+                        b"declare" | b"typeset" | b"local" | b"export" | b"readonly"
+                    )
+                {
+                    let end = t.command_end(b, i);
+                    declared_to = end;
+                    if words_at(s, i, end)
+                        .any(|(_, w)| w.starts_with('-') && !w.starts_with("--") && w.contains('i'))
+                    {
+                        out.push(i..end);
+                    }
+                }
             }
-        } else if after == Some(b'[') {
-            // `a[x]=…`: a subscript on the left of an assignment.
-            let end = t.closing(b, i + len);
-            if matches!(b.get(end + 1), Some(b'=' | b'+')) {
-                out.push(i + len..(end + 1).min(n));
+            Some(b'[') => {
+                // `a[x]=…`: a subscript on the left of an assignment.
+                let end = t.closing(b, i + len);
+                if matches!(b.get(end + 1), Some(b'=' | b'+')) {
+                    out.push(i + len..(end + 1).min(n));
+                }
             }
+            Some(_) => {}
         }
         i += len.max(1);
     }
@@ -621,12 +711,7 @@ fn is_inert(v: &str) -> bool {
 
 /// The names whose value the command sets to anything that could refer to
 /// a name or a subscript when evaluated.
-fn collect_taint<'a>(
-    s: &'a str,
-    t: &mut Tables,
-    wanted: &HashSet<&str>,
-    out: &mut HashSet<&'a str>,
-) {
+fn collect_taint<'a>(s: &'a str, t: &mut Tables, wanted: &Names<'_>, out: &mut Names<'a>) {
     let b = s.as_bytes();
     let ident = |w: &str| w.bytes().next().is_some_and(is_ident_start) && w.bytes().all(is_ident);
     // What the last look at a command's words found, so that a later
@@ -641,19 +726,26 @@ fn collect_taint<'a>(
     // command end), and its last word that is not an integer.
     let mut for_seen: Option<(usize, usize, Option<usize>)> = None;
     let mut i = 0;
-    while i < b.len() {
-        if t.zone(i) != Zone::Plain
-            || !is_ident_start(b[i])
-            || (i > 0 && (is_ident(b[i - 1]) || b[i - 1] == b'-'))
-        {
+    while let Some(&c) = b.get(i) {
+        if !is_ident_start(c) {
             i += 1;
             continue;
         }
-        let start = i;
-        while i < b.len() && is_ident(b[i]) {
-            i += 1;
+        let len = ident_len(b, i);
+        if t.zone(i) != Zone::Plain
+            || i.checked_sub(1)
+                .and_then(|p| b.get(p))
+                .is_some_and(|&p| is_ident(p) || p == b'-')
+        {
+            // No later byte of this name starts one.
+            i += len.max(1);
+            continue;
         }
-        let name = &s[start..i];
+        let start = i;
+        i += len;
+        let Some(name) = s.get(start..i) else {
+            continue;
+        };
         let mut j = i;
         if b.get(j) == Some(&b'[') {
             j = t.closing(b, j) + 1;
