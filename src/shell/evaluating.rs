@@ -16,8 +16,8 @@
 //! makes the reading incomplete ([`Reason::ValueRunsCode`]). It works on
 //! the scripts' text and over-approximates (quotes are not told apart), so
 //! it can only make a reading incomplete, never complete. Commands with
-//! none of `((`, `$[`, `[`, `${`, `let`, ` -i` skip it at the cost of a few
-//! substring searches.
+//! none of `((`, `$[`, `[`, `${` and no `let` or declaration word skip it
+//! after one pass over their bytes.
 //!
 //! [`Reason::ValueRunsCode`]: super::Reason::ValueRunsCode
 
@@ -183,30 +183,52 @@ fn context_at(contexts: &[Range<usize>], at: usize) -> Range<usize> {
         .unwrap_or(at..at)
 }
 
-/// Whether `s` holds one of `((`, `$[`, `[`, `${`, `let`, ` -i`, `\t-i`:
-/// in one pass over the bytes for a short text (most commands hold none,
-/// and setting up seven substring searches would cost more), by substring
-/// searches for a long one.
+/// Bytes [`might_evaluate`] stops at: those that start a context, and
+/// those after which a word starts.
+static MIGHT_STOP: [bool; 256] = byte_set(b"[($ \t\n;&|{!`");
+
+/// Whether `s` may hold a context at all: one of `((`, `$[`, `${`, `[`
+/// (`[[`, a subscript), or `let` or a declaration word (`declare`,
+/// `typeset`, `local`, `export`, `readonly`) at the start of a word and
+/// followed by a blank or the end. One pass over the bytes, skipping runs
+/// that can hold none (most commands hold none).
 fn might_evaluate(s: &str) -> bool {
-    const PATTERNS: [&str; 7] = ["((", "$[", "[", "${", "let", " -i", "\t-i"];
-    if s.len() > 256 {
-        return PATTERNS.iter().any(|p| s.contains(p));
-    }
     let b = s.as_bytes();
-    b.iter().enumerate().any(|(k, &c)| match c {
-        // (`$[` holds a `[`.)
-        b'[' => true,
-        b'(' => b.get(k + 1) == Some(&b'('),
-        b'$' => b.get(k + 1) == Some(&b'{'),
-        b'l' => b.get(k + 1..k + 3) == Some(b"et"),
-        b'-' => {
-            b.get(k + 1) == Some(&b'i')
-                && k.checked_sub(1)
-                    .and_then(|p| b.get(p))
-                    .is_some_and(|p| matches!(p, b' ' | b'\t'))
+    if declaration_or_let(b, 0) {
+        return true;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        i += run_outside(b.get(i..).unwrap_or(&[]), &MIGHT_STOP);
+        let Some(&c) = b.get(i) else { break };
+        let next = b.get(i + 1).copied();
+        match c {
+            b'[' => return true,
+            b'(' if next == Some(b'(') => return true,
+            b'$' if matches!(next, Some(b'[' | b'{')) => return true,
+            b'$' => {}
+            _ => {
+                if declaration_or_let(b, i + 1) {
+                    return true;
+                }
+            }
         }
-        _ => false,
-    })
+        i += 1;
+    }
+    false
+}
+
+/// Whether `let` or a declaration word stands at `i`, followed by a blank
+/// or the end (the caller knows that a word starts there).
+fn declaration_or_let(b: &[u8], i: usize) -> bool {
+    if !matches!(b.get(i), Some(b'l' | b'd' | b't' | b'e' | b'r')) {
+        return false;
+    }
+    let len = ident_len(b, i);
+    matches!(
+        b.get(i..i + len),
+        Some(b"let" | b"declare" | b"typeset" | b"local" | b"export" | b"readonly")
+    ) && b.get(i + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
 }
 
 /// Bytes a context can start at: `$`, `(`, `[` and the first byte of a
