@@ -207,8 +207,11 @@ fn might_evaluate(s: &str) -> bool {
             b'(' if next == Some(b'(') => return true,
             b'$' if matches!(next, Some(b'[' | b'{')) => return true,
             b'$' => {}
+            // A word starts after this byte: most are no such word.
             _ => {
-                if declaration_or_let(b, i + 1) {
+                if matches!(next, Some(b'l' | b'd' | b't' | b'e' | b'r'))
+                    && declaration_or_let(b, i + 1)
+                {
                     return true;
                 }
             }
