@@ -191,9 +191,23 @@ static MIGHT_STOP: [bool; 256] = byte_set(b"[($ \t\n;&|{!`");
 /// (`[[`, a subscript), or `let` or a declaration word (`declare`,
 /// `typeset`, `local`, `export`, `readonly`) at the start of a word and
 /// followed by a blank or the end. One pass over the bytes, skipping runs
-/// that can hold none (most commands hold none).
+/// that can hold none (most commands hold none); by substring searches
+/// for a long text.
 fn might_evaluate(s: &str) -> bool {
     let b = s.as_bytes();
+    if b.len() > 256 {
+        // Substring searches, fast over long text whatever it holds.
+        use bstr::ByteSlice;
+        return b.find_byte(b'[').is_some()
+            || b.find("((").is_some()
+            || b.find("${").is_some()
+            || ["let", "declare", "typeset", "local", "export", "readonly"]
+                .iter()
+                .any(|w| {
+                    b.find_iter(w)
+                        .any(|i| word_start(b, i) && declaration_or_let(b, i))
+                });
+    }
     if declaration_or_let(b, 0) {
         return true;
     }
