@@ -16,80 +16,254 @@
 //! makes the reading incomplete ([`Reason::ValueRunsCode`]). It works on
 //! the scripts' text and over-approximates (quotes are not told apart), so
 //! it can only make a reading incomplete, never complete. Commands with
-//! none of `((`, `$[`, `[`, `${`, `let`, ` -i` skip it at the cost of a few
-//! substring searches.
+//! none of `((`, `$[`, `[`, `${` and no `let` or declaration word skip it
+//! after one pass over their bytes.
 //!
 //! [`Reason::ValueRunsCode`]: super::Reason::ValueRunsCode
 
 use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
+
+use super::parse::{byte_set, run_outside};
 
 /// The first use of a value as code in `scripts`: the script's index and
 /// the span of the context.
+///
+/// Linear in the scripts' text: each script that might evaluate a value
+/// has its contexts found in one pass; the names in them are read in one
+/// pass over the union of the contexts (a byte covered by many contexts
+/// is read once); and only when a name is used there at all are the
+/// scripts scanned for the values they set, in one more pass each.
 pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
-    let mut contexts = Vec::new();
-    // Each script's tables, computed once (only for a command that has a
-    // context at all: most have none and allocate nothing here).
-    let mut tables_of: Vec<Option<Tables>> = Vec::new();
+    // Each script's tables, built once for both passes.
+    let mut tables: Vec<Option<Tables>> = Vec::new();
     // Nested scripts first: their text is also part of their parent's, and
     // the innermost reading names the place in the script that holds it.
+    let mut found: Vec<Found> = Vec::new();
+    let mut wanted: Names = Names::default();
+    let mut positional = false;
     for (k, s) in scripts.iter().enumerate().rev() {
-        if might_evaluate(&s.text) {
-            let t = Tables::new(s.text.as_bytes());
-            collect_contexts(&s.text, &t, k, &mut contexts);
-            tables_of.resize_with(scripts.len(), || None);
-            if let Some(slot) = tables_of.get_mut(k) {
-                *slot = Some(t);
+        if !might_evaluate(&s.text) {
+            continue;
+        }
+        let b = s.text.as_bytes();
+        let mut t = Tables::new(b);
+        let contexts = collect_contexts(&s.text, &mut t);
+        if tables.is_empty() {
+            tables.resize_with(scripts.len(), || None);
+        }
+        if let Some(slot) = tables.get_mut(k) {
+            *slot = Some(t);
+        }
+        if contexts.is_empty() {
+            continue;
+        }
+        let covered = union(&contexts, b.len());
+        let mut last = "";
+        for r in &covered {
+            let text = s.text.get(r.clone()).unwrap_or("");
+            for (_, id) in idents(text) {
+                if is_positional(id) {
+                    // A positional parameter needs no assignment.
+                    positional = true;
+                } else if id != last {
+                    wanted.insert(id);
+                    last = id;
+                }
             }
         }
+        found.push(Found {
+            script: k,
+            contexts,
+            covered,
+        });
     }
-    if contexts.is_empty() {
+    if wanted.is_empty() && !positional {
         return None;
     }
-    let mut tainted: HashSet<&str> = HashSet::new();
-    for (k, s) in scripts.iter().enumerate() {
-        let t = tables_of
-            .get_mut(k)
-            .and_then(Option::take)
-            .unwrap_or_else(|| Tables::new(s.text.as_bytes()));
-        collect_taint(&s.text, &t, &mut tainted);
-    }
-    contexts.into_iter().find_map(|c| {
-        let text = scripts.get(c.script)?.text.get(c.span.clone())?;
-        let hit = idents(text).any(|id| is_positional(id) || tainted.contains(id));
-        hit.then_some((c.script, c.span))
-    })
-}
-
-/// Whether `s` holds one of `((`, `$[`, `[`, `${`, `let`, ` -i`, `\t-i`:
-/// in one pass over the bytes for a short text (most commands hold none,
-/// and setting up seven substring searches would cost more), by substring
-/// searches for a long one.
-fn might_evaluate(s: &str) -> bool {
-    const PATTERNS: [&str; 7] = ["((", "$[", "[", "${", "let", " -i", "\t-i"];
-    if s.len() > 256 {
-        return PATTERNS.iter().any(|p| s.contains(p));
-    }
-    let b = s.as_bytes();
-    b.iter().enumerate().any(|(k, &c)| match c {
-        // (`$[` holds a `[`.)
-        b'[' => true,
-        b'(' => b.get(k + 1) == Some(&b'('),
-        b'$' => b.get(k + 1) == Some(&b'{'),
-        b'l' => b.get(k + 1..k + 3) == Some(b"et"),
-        b'-' => {
-            b.get(k + 1) == Some(&b'i')
-                && k.checked_sub(1)
-                    .and_then(|p| b.get(p))
-                    .is_some_and(|p| matches!(p, b' ' | b'\t'))
+    let mut tainted: Names = Names::default();
+    if !wanted.is_empty() {
+        for (k, s) in scripts.iter().enumerate() {
+            let mut t = tables
+                .get_mut(k)
+                .and_then(Option::take)
+                .unwrap_or_else(|| Tables::new(s.text.as_bytes()));
+            collect_taint(&s.text, &mut t, &wanted, &mut tainted);
         }
-        _ => false,
+    }
+    if tainted.is_empty() && !positional {
+        return None;
+    }
+    found.into_iter().find_map(|f| {
+        let text = &scripts.get(f.script)?.text;
+        f.covered.iter().find_map(|r| {
+            let (at, _) = idents(text.get(r.clone())?)
+                .find(|(_, id)| is_positional(id) || tainted.contains(id))?;
+            Some((f.script, context_at(&f.contexts, r.start + at)))
+        })
     })
 }
 
-struct Context {
+/// A script's contexts (in the order found) and their union.
+struct Found {
     script: usize,
-    span: Range<usize>,
+    contexts: Vec<Range<usize>>,
+    covered: Vec<Range<usize>>,
+}
+
+/// A set of variable names, hashed cheaply: the names are short and
+/// come from the command itself, and a set built from one command's text
+/// cannot grow past that text's size, so a keyed hash buys nothing here.
+type Names<'a> = HashSet<&'a str, BuildHasherDefault<NameHasher>>;
+
+/// A multiply-rotate hash over 8 bytes at a time (std has no fast
+/// unkeyed hasher, and the allowed crates none that is public).
+#[derive(Default)]
+struct NameHasher(u64);
+
+impl Hasher for NameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            if let Some(dst) = w.get_mut(..rest.len()) {
+                dst.copy_from_slice(rest);
+            }
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+    }
+
+    fn write_u8(&mut self, i: u8) {
+        self.0 = (self.0.rotate_left(5) ^ u64::from(i)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// The union of `spans` (each clamped to `len`), as sorted, disjoint
+/// ranges (touching ones joined), so that any number of nested or
+/// overlapping contexts costs one pass over the text.
+fn union(spans: &[Range<usize>], len: usize) -> Vec<Range<usize>> {
+    let mut sorted: Vec<Range<usize>> = spans
+        .iter()
+        .map(|s| s.start.min(len)..s.end.min(len))
+        .filter(|s| s.start < s.end)
+        .collect();
+    // Found in the order of the text, all but a few.
+    if !sorted.is_sorted_by_key(|s| s.start) {
+        sorted.sort_unstable_by_key(|s| s.start);
+    }
+    let mut out: Vec<Range<usize>> = Vec::new();
+    for s in sorted {
+        match out.last_mut() {
+            Some(last) if s.start <= last.end => last.end = last.end.max(s.end),
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+/// The first context (in the order found) that holds position `at`.
+fn context_at(contexts: &[Range<usize>], at: usize) -> Range<usize> {
+    contexts
+        .iter()
+        .find(|c| c.contains(&at))
+        .or(contexts.first())
+        .cloned()
+        .unwrap_or(at..at)
+}
+
+/// Bytes [`might_evaluate`] stops at: those that start a context, and
+/// those after which a word starts.
+static MIGHT_STOP: [bool; 256] = byte_set(b"[($ \t\n;&|{!`");
+
+/// Whether `s` may hold a context at all: one of `((`, `$[`, `${`, `[`
+/// (`[[`, a subscript), or `let` or a declaration word (`declare`,
+/// `typeset`, `local`, `export`, `readonly`) at the start of a word and
+/// followed by a blank or the end. One pass over the bytes, skipping runs
+/// that can hold none (most commands hold none); by substring searches
+/// for a long text.
+fn might_evaluate(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() > 256 {
+        // Substring searches, fast over long text whatever it holds.
+        use bstr::ByteSlice;
+        return b.find_byte(b'[').is_some()
+            || b.find("((").is_some()
+            || b.find("${").is_some()
+            || ["let", "declare", "typeset", "local", "export", "readonly"]
+                .iter()
+                .any(|w| {
+                    b.find_iter(w)
+                        .any(|i| word_start(b, i) && declaration_or_let(b, i))
+                });
+    }
+    if declaration_or_let(b, 0) {
+        return true;
+    }
+    let mut i = 0;
+    while i < b.len() {
+        i += run_outside(b.get(i..).unwrap_or(&[]), &MIGHT_STOP);
+        let Some(&c) = b.get(i) else { break };
+        let next = b.get(i + 1).copied();
+        match c {
+            b'[' => return true,
+            b'(' if next == Some(b'(') => return true,
+            b'$' if matches!(next, Some(b'[' | b'{')) => return true,
+            b'$' => {}
+            // A word starts after this byte: most are no such word.
+            _ => {
+                if matches!(next, Some(b'l' | b'd' | b't' | b'e' | b'r'))
+                    && declaration_or_let(b, i + 1)
+                {
+                    return true;
+                }
+            }
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Whether `let` or a declaration word stands at `i`, followed by a blank
+/// or the end (the caller knows that a word starts there).
+fn declaration_or_let(b: &[u8], i: usize) -> bool {
+    if !matches!(b.get(i), Some(b'l' | b'd' | b't' | b'e' | b'r')) {
+        return false;
+    }
+    let len = ident_len(b, i);
+    matches!(
+        b.get(i..i + len),
+        Some(b"let" | b"declare" | b"typeset" | b"local" | b"export" | b"readonly")
+    ) && b.get(i + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
+}
+
+/// Bytes a context can start at: `$`, `(`, `[` and the first byte of a
+/// name.
+static CONTEXT_START: [bool; 256] =
+    byte_set(b"$([_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
+
+/// The length of the name at `i` (0 when none starts there).
+fn ident_len(b: &[u8], i: usize) -> usize {
+    match b.get(i) {
+        Some(&c) if is_ident_start(c) => b
+            .get(i..)
+            .unwrap_or(&[])
+            .iter()
+            .position(|&c| !is_ident(c))
+            .unwrap_or(b.len() - i),
+        _ => 0,
+    }
 }
 
 fn is_ident_start(b: u8) -> bool {
@@ -120,134 +294,100 @@ enum Zone {
     Dead,
 }
 
+/// Bytes that change the zone outside quotes, and inside double quotes.
+static ZONE_STOP: [bool; 256] = byte_set(b"\\\"'#");
+static DOUBLE_STOP: [bool; 256] = byte_set(b"\\\"");
+
 fn zones(b: &[u8]) -> Vec<Zone> {
-    let mut out = vec![Zone::Plain; b.len()];
+    let n = b.len();
+    let mut out = vec![Zone::Plain; n];
+    let fill = |out: &mut Vec<Zone>, r: Range<usize>, z: Zone| {
+        if let Some(s) = out.get_mut(r.start.min(n)..r.end.min(n)) {
+            s.fill(z);
+        }
+    };
     let mut i = 0;
     let mut double = false;
-    while i < b.len() {
-        let c = b[i];
+    while i < n {
+        let rest = b.get(i..).unwrap_or(&[]);
         if double {
-            out[i] = Zone::Double;
-            if c == b'\\' {
-                if let Some(z) = out.get_mut(i + 1) {
-                    *z = Zone::Dead;
+            // Plain bytes inside double quotes, in one run.
+            let run = run_outside(rest, &DOUBLE_STOP);
+            fill(&mut out, i..i + run, Zone::Double);
+            i += run;
+            match b.get(i) {
+                Some(b'\\') => {
+                    fill(&mut out, i..i + 1, Zone::Double);
+                    fill(&mut out, i + 1..i + 2, Zone::Dead);
+                    i += 2;
                 }
-                i += 2;
-                continue;
+                Some(_) => {
+                    // The closing quote.
+                    fill(&mut out, i..i + 1, Zone::Double);
+                    double = false;
+                    i += 1;
+                }
+                None => {}
             }
-            if c == b'"' {
-                double = false;
-            }
-            i += 1;
             continue;
         }
-        match c {
-            b'\\' => {
-                out[i] = Zone::Dead;
-                if let Some(z) = out.get_mut(i + 1) {
-                    *z = Zone::Dead;
-                }
+        i += run_outside(rest, &ZONE_STOP);
+        match b.get(i) {
+            Some(b'\\') => {
+                fill(&mut out, i..i + 2, Zone::Dead);
                 i += 2;
-                continue;
             }
-            b'"' => {
+            Some(b'"') => {
                 double = true;
-                out[i] = Zone::Double;
+                fill(&mut out, i..i + 1, Zone::Double);
+                i += 1;
             }
-            b'\'' => {
-                let end = b[i + 1..]
-                    .iter()
-                    .position(|&x| x == b'\'')
-                    .map_or(b.len(), |p| i + 1 + p);
-                for z in &mut out[i..(end + 1).min(b.len())] {
-                    *z = Zone::Dead;
-                }
+            Some(b'\'') => {
+                let end = b
+                    .get(i + 1..)
+                    .and_then(|r| r.iter().position(|&x| x == b'\''))
+                    .map_or(n, |p| i + 1 + p);
+                fill(&mut out, i..end + 1, Zone::Dead);
                 i = end + 1;
-                continue;
             }
-            b'#' if word_start(b, i) => {
-                let end = b[i..]
-                    .iter()
-                    .position(|&x| x == b'\n')
-                    .map_or(b.len(), |p| i + p);
-                for z in &mut out[i..end] {
-                    *z = Zone::Dead;
-                }
+            Some(b'#') if word_start(b, i) => {
+                let end = b
+                    .get(i..)
+                    .and_then(|r| r.iter().position(|&x| x == b'\n'))
+                    .map_or(n, |p| i + p);
+                fill(&mut out, i..end, Zone::Dead);
                 i = end;
-                continue;
             }
-            _ => {}
+            Some(_) => i += 1,
+            None => {}
         }
-        i += 1;
     }
     out
 }
 
-/// A script's text with what its scans look up, each table built in one
-/// pass: every scan below is then linear in the text, however its brackets
-/// nest or fail to close (a scan that searched forward from each of 30,000
-/// unclosed `${` would be quadratic).
+/// A script's text with what its scans look up, each in one pass: every
+/// scan below is then linear in the text, however its brackets nest or fail
+/// to close (a scan that searched forward from each of 30,000 unclosed `${`
+/// would be quadratic).
 struct Tables {
     zone: Vec<Zone>,
     /// At an opening `(`, `[` or `{`: the index of its closing partner
-    /// (nested pairs of the same kind counted), or the text's length.
-    close: Vec<usize>,
+    /// (nested pairs of the same kind counted), or the text's length. Built
+    /// at the first question.
+    close: Option<Vec<u32>>,
     /// At each index: the first index at or after it that ends a simple
-    /// command (an unquoted `;`, `&`, `|`, newline or `)`), or the length.
-    command_end: Vec<usize>,
-    /// At each index: the first index at or after it that ends an
-    /// assignment's value (an unquoted blank or command end), or the length.
-    value_end: Vec<usize>,
+    /// command (an unquoted `;`, `&`, `|`, newline or `)`), and the first
+    /// that ends an assignment's value (that or an unquoted blank), or the
+    /// length. Built at the first question.
+    ends: Option<(Vec<u32>, Vec<u32>)>,
 }
 
 impl Tables {
     fn new(b: &[u8]) -> Tables {
-        let zone = zones(b);
-        let n = b.len();
-        let mut close = vec![n; n];
-        let mut open: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-        for (k, &c) in b.iter().enumerate() {
-            let (kind, opens) = match c {
-                b'(' => (0, true),
-                b'[' => (1, true),
-                b'{' => (2, true),
-                b')' => (0, false),
-                b']' => (1, false),
-                b'}' => (2, false),
-                _ => continue,
-            };
-            if opens {
-                open[kind].push(k);
-            } else if let Some(o) = open[kind].pop()
-                && let Some(slot) = close.get_mut(o)
-            {
-                *slot = k;
-            }
-        }
-        let mut command_end = vec![n; n];
-        let mut value_end = vec![n; n];
-        let (mut cmd, mut val) = (n, n);
-        for k in (0..n).rev() {
-            if zone.get(k) == Some(&Zone::Plain) {
-                match b.get(k) {
-                    Some(b';' | b'&' | b'|' | b'\n' | b')') => {
-                        cmd = k;
-                        val = k;
-                    }
-                    Some(b' ' | b'\t') => val = k,
-                    _ => {}
-                }
-            }
-            if let (Some(c), Some(v)) = (command_end.get_mut(k), value_end.get_mut(k)) {
-                *c = cmd;
-                *v = val;
-            }
-        }
         Tables {
-            zone,
-            close,
-            command_end,
-            value_end,
+            zone: zones(b),
+            close: None,
+            ends: None,
         }
     }
 
@@ -257,25 +397,87 @@ impl Tables {
 
     /// The closing partner of the bracket at `open` (the text's length when
     /// it has none).
-    fn closing(&self, open: usize) -> usize {
-        self.close.get(open).copied().unwrap_or(self.close.len())
+    fn closing(&mut self, b: &[u8], open: usize) -> usize {
+        let close = self.close.get_or_insert_with(|| partners(b));
+        close.get(open).map_or(b.len(), |&c| c as usize)
     }
 
     /// The end of a simple command's text starting at `from`: the first
     /// unquoted separator.
-    fn command_end(&self, from: usize) -> usize {
-        self.command_end
-            .get(from)
-            .copied()
-            .unwrap_or(self.command_end.len())
+    fn command_end(&mut self, b: &[u8], from: usize) -> usize {
+        let (command, _) = self.ends(b);
+        command.get(from).map_or(b.len(), |&e| e as usize)
     }
 
-    fn value_end(&self, from: usize) -> usize {
-        self.value_end
-            .get(from)
-            .copied()
-            .unwrap_or(self.value_end.len())
+    /// The end of an assignment's value starting at `from`.
+    fn value_end(&mut self, b: &[u8], from: usize) -> usize {
+        let (_, value) = self.ends(b);
+        value.get(from).map_or(b.len(), |&e| e as usize)
     }
+
+    fn ends(&mut self, b: &[u8]) -> &(Vec<u32>, Vec<u32>) {
+        let zone = &self.zone;
+        self.ends.get_or_insert_with(|| {
+            let n = u32::try_from(b.len()).unwrap_or(u32::MAX);
+            let mut command = vec![n; b.len()];
+            let mut value = vec![n; b.len()];
+            let (mut cmd, mut val) = (n, n);
+            for (k, &c) in b.iter().enumerate().rev() {
+                if zone.get(k) == Some(&Zone::Plain) {
+                    let here = u32::try_from(k).unwrap_or(n);
+                    match c {
+                        b';' | b'&' | b'|' | b'\n' | b')' => {
+                            cmd = here;
+                            val = here;
+                        }
+                        b' ' | b'\t' => val = here,
+                        _ => {}
+                    }
+                }
+                if let (Some(c), Some(v)) = (command.get_mut(k), value.get_mut(k)) {
+                    *c = cmd;
+                    *v = val;
+                }
+            }
+            (command, value)
+        })
+    }
+}
+
+/// At each opening `(`, `[` or `{` of `b`, the index of its partner (the
+/// length when it has none), in one pass with a stack per kind.
+fn partners(b: &[u8]) -> Vec<u32> {
+    let n = u32::try_from(b.len()).unwrap_or(u32::MAX);
+    let mut close = vec![n; b.len()];
+    let mut open: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    static BRACKETS: [bool; 256] = byte_set(b"()[]{}");
+    let mut k = 0;
+    while k < b.len() {
+        k += run_outside(b.get(k..).unwrap_or(&[]), &BRACKETS);
+        let Some(&c) = b.get(k) else { break };
+        let at = k;
+        k += 1;
+        let (kind, opens) = match c {
+            b'(' => (0, true),
+            b'[' => (1, true),
+            b'{' => (2, true),
+            b')' => (0, false),
+            b']' => (1, false),
+            b'}' => (2, false),
+            _ => continue,
+        };
+        let Some(stack) = open.get_mut(kind) else {
+            continue;
+        };
+        if opens {
+            stack.push(at);
+        } else if let Some(o) = stack.pop()
+            && let Some(slot) = close.get_mut(o)
+        {
+            *slot = u32::try_from(at).unwrap_or(n);
+        }
+    }
+    close
 }
 
 /// The whitespace-separated words of `s[from..end]` (as
@@ -299,34 +501,14 @@ fn words_at(s: &str, from: usize, end: usize) -> impl Iterator<Item = (usize, &s
     })
 }
 
-fn starts_word(b: &[u8], i: usize, word: &[u8]) -> bool {
-    b[i..].starts_with(word)
-        && word_start(b, i)
-        && b.get(i + word.len())
-            .is_none_or(|c| matches!(c, b' ' | b'\t'))
-}
-
-/// The contexts of `s` that evaluate a value. A context inside one found
-/// before it is left out: the names it refers to are among the outer
-/// one's (its bounds fall between tokens), so it could only repeat a hit,
-/// and keeping the nested ones would make checking them quadratic.
-fn collect_contexts(s: &str, t: &Tables, script: usize, out: &mut Vec<Context>) {
+/// The contexts of `s` that evaluate a value, in one pass over it (each
+/// context's end comes from the tables or from a search that the next
+/// contexts reuse). Contexts may nest and overlap: [`find`] reads their
+/// union.
+fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
     let b = s.as_bytes();
-    // The context found so far that ends last.
-    let mut widest: Option<Range<usize>> = None;
-    let mut push = |span: Range<usize>| {
-        if let Some(w) = &widest {
-            if w.start <= span.start && span.end <= w.end {
-                return;
-            }
-            if span.end < w.end || (span.end == w.end && span.start >= w.start) {
-                out.push(Context { script, span });
-                return;
-            }
-        }
-        widest = Some(span.clone());
-        out.push(Context { script, span });
-    };
+    let n = b.len();
+    let mut out = Vec::new();
     // The next `]]` and the next comparison operator at or after the
     // cursor, found once for all the `[[` before them.
     let mut next_close: Option<usize> = None;
@@ -335,133 +517,169 @@ fn collect_contexts(s: &str, t: &Tables, script: usize, out: &mut Vec<Context>) 
     // at: a later declaration word in it sees a part of the same words.
     let mut declared_to = 0;
     let mut i = 0;
-    while i < b.len() {
-        let rest = b.get(i..).unwrap_or(&[]);
-        let z = t.zone(i);
-        if z == Zone::Dead || (z == Zone::Double && b[i] != b'$') {
+    while let Some(&c) = b.get(i) {
+        // Only `$`, `(`, `[` and names start a context.
+        if !CONTEXT_START[usize::from(c)] {
             i += 1;
             continue;
         }
-        if rest.starts_with(b"$((") || (z == Zone::Plain && rest.starts_with(b"((")) {
-            // `$((…))` or the `((…))` command.
-            let open = if b[i] == b'$' { i + 1 } else { i };
-            let end = t.closing(open + 1);
-            push(open..(end + 2).min(b.len()));
-            i = open + 2;
+        let z = t.zone(i);
+        if z == Zone::Dead || (z == Zone::Double && c != b'$') {
+            i += 1;
             continue;
         }
-        if rest.starts_with(b"$[") {
-            let end = t.closing(i + 1);
-            push(i..(end + 1).min(b.len()));
-            i += 2;
-            continue;
-        }
-        if rest.starts_with(b"${") {
-            let end = t.closing(i + 1);
-            let inner = b.get(i + 2..end.min(b.len())).unwrap_or(&[]);
-            let bang = inner.first() == Some(&b'!');
-            let name_at = usize::from(bang);
-            let name_len = inner
-                .get(name_at..)
-                .unwrap_or(&[])
-                .iter()
-                .take_while(|c| is_ident(**c))
-                .count();
-            let after = inner.get(name_at + name_len).copied();
-            let next = inner.get(name_at + name_len + 1).copied();
-            if name_len > 0 {
-                if bang && !matches!(after, Some(b'*' | b'@')) {
-                    // `${!x}`, `${!x[…]}`: indirection through x's value.
-                    push(i..(end + 1).min(b.len()));
-                } else if after == Some(b'@') && next == Some(b'P') {
-                    // `${x@P}`: prompt expansion of x's value.
-                    push(i..(end + 1).min(b.len()));
-                } else {
-                    // The subscript of `${a[x]}`, or the offset and length
-                    // of `${s:x:y}` (not `${s:-…}` and the like): not the
-                    // name itself.
-                    let at = i + 2 + name_at + name_len;
-                    if after == Some(b'[') {
-                        push(at..(t.closing(at) + 1).min(b.len()));
-                    } else if after == Some(b':')
-                        && !matches!(next, Some(b'-' | b'=' | b'?' | b'+'))
-                    {
-                        push(at..(end + 1).min(b.len()));
-                    }
-                }
+        let next = b.get(i + 1).copied();
+        match c {
+            b'$' if next == Some(b'(') && b.get(i + 2) == Some(&b'(') => {
+                // `$((…))`.
+                let end = t.closing(b, i + 2);
+                out.push(i + 1..(end + 2).min(n));
+                i += 3;
+                continue;
             }
-            i += 2;
-            continue;
+            b'(' if z == Zone::Plain && next == Some(b'(') => {
+                // The `((…))` command.
+                let end = t.closing(b, i + 1);
+                out.push(i..(end + 2).min(n));
+                i += 2;
+                continue;
+            }
+            b'$' if next == Some(b'[') => {
+                let end = t.closing(b, i + 1);
+                out.push(i..(end + 1).min(n));
+                i += 2;
+                continue;
+            }
+            b'$' if next == Some(b'{') => {
+                parameter(b, t, i, &mut out);
+                i += 2;
+                continue;
+            }
+            _ => {}
         }
         if z == Zone::Double {
             i += 1;
             continue;
         }
-        if rest.starts_with(b"[[") && word_start(b, i) {
+        if c == b'[' && next == Some(b'[') && word_start(b, i) {
             if next_close.is_none_or(|p| p < i) {
-                next_close = Some(find_from(b, i, |w| w.starts_with(b"]]")));
+                next_close = Some(find_at(b, i, b"]]"));
             }
             if next_op.is_none_or(|p| p < i) {
-                next_op = Some(find_from(b, i, |w| {
-                    [b"-eq", b"-ne", b"-lt", b"-le", b"-gt", b"-ge"]
-                        .iter()
-                        .any(|op| w.starts_with(*op))
-                }));
+                next_op = Some(comparison_at(b, i));
             }
-            let end = next_close.unwrap_or(b.len());
+            let end = next_close.unwrap_or(n);
             if next_op.is_some_and(|p| p + 3 <= end) {
-                push(i..end);
+                out.push(i..end);
             }
             i += 2;
             continue;
         }
-        if starts_word(b, i, b"let") {
-            push(i + 3..t.command_end(i + 3));
-            i += 3;
+        let len = ident_len(b, i);
+        if len == 0 || !word_start(b, i) {
+            i += len.max(1);
             continue;
         }
-        if i >= declared_to
-            && ["declare", "typeset", "local", "export", "readonly"]
-                .iter()
-                .any(|w| starts_word(b, i, w.as_bytes()))
-        {
-            let end = t.command_end(i);
-            declared_to = end;
-            if words_at(s, i, end)
-                .any(|(_, w)| w.starts_with('-') && !w.starts_with("--") && w.contains('i'))
-            {
-                push(i..end);
-            }
-            i += 1;
-            continue;
-        }
-        // `a[x]=…`: a subscript on the left of an assignment.
-        if is_ident_start(b[i]) && word_start(b, i) {
-            let n = rest.iter().take_while(|c| is_ident(**c)).count();
-            if b.get(i + n) == Some(&b'[') {
-                let end = t.closing(i + n);
-                if matches!(b.get(end + 1), Some(b'=' | b'+')) {
-                    push(i + n..(end + 1).min(b.len()));
+        let name = b.get(i..i + len).unwrap_or(&[]);
+        match b.get(i + len) {
+            None | Some(b' ' | b'\t') => {
+                if name == b"let" {
+                    out.push(i + 3..t.command_end(b, i + 3));
+                } else if i >= declared_to
+                    && matches!(
+                        name,
+                        b"declare" | b"typeset" | b"local" | b"export" | b"readonly"
+                    )
+                {
+                    let end = t.command_end(b, i);
+                    declared_to = end;
+                    if words_at(s, i, end)
+                        .any(|(_, w)| w.starts_with('-') && !w.starts_with("--") && w.contains('i'))
+                    {
+                        out.push(i..end);
+                    }
                 }
             }
-            i += n.max(1);
-            continue;
+            Some(b'[') => {
+                // `a[x]=…`: a subscript on the left of an assignment.
+                let end = t.closing(b, i + len);
+                if matches!(b.get(end + 1), Some(b'=' | b'+')) {
+                    out.push(i + len..(end + 1).min(n));
+                }
+            }
+            Some(_) => {}
         }
-        i += 1;
+        i += len.max(1);
+    }
+    out
+}
+
+/// The contexts of the `${…}` at `i`: an indirection, a prompt expansion,
+/// a subscript or an offset.
+fn parameter(b: &[u8], t: &mut Tables, i: usize, out: &mut Vec<Range<usize>>) {
+    let n = b.len();
+    let end = t.closing(b, i + 1);
+    let inner = b.get(i + 2..end.min(n)).unwrap_or(&[]);
+    let bang = inner.first() == Some(&b'!');
+    let name_at = usize::from(bang);
+    let name_len = inner
+        .get(name_at..)
+        .unwrap_or(&[])
+        .iter()
+        .take_while(|c| is_ident(**c))
+        .count();
+    if name_len == 0 {
+        return;
+    }
+    let after = inner.get(name_at + name_len).copied();
+    let next = inner.get(name_at + name_len + 1).copied();
+    if bang && !matches!(after, Some(b'*' | b'@')) {
+        // `${!x}`, `${!x[…]}`: indirection through x's value.
+        out.push(i..(end + 1).min(n));
+    } else if after == Some(b'@') && next == Some(b'P') {
+        // `${x@P}`: prompt expansion of x's value.
+        out.push(i..(end + 1).min(n));
+    } else {
+        // The subscript of `${a[x]}`, or the offset and length of
+        // `${s:x:y}` (not `${s:-…}` and the like): not the name itself.
+        let at = i + 2 + name_at + name_len;
+        if after == Some(b'[') {
+            out.push(at..(t.closing(b, at) + 1).min(n));
+        } else if after == Some(b':') && !matches!(next, Some(b'-' | b'=' | b'?' | b'+')) {
+            out.push(at..(end + 1).min(n));
+        }
     }
 }
 
-/// The first index at or after `from` where `at(&b[k..])` holds, or the
-/// length.
-fn find_from(b: &[u8], from: usize, at: impl Fn(&[u8]) -> bool) -> usize {
-    (from..b.len())
-        .find(|&k| b.get(k..).is_some_and(&at))
-        .unwrap_or(b.len())
+/// The first index at or after `from` where `needle` starts, or the length.
+fn find_at(b: &[u8], from: usize, needle: &[u8]) -> usize {
+    use bstr::ByteSlice;
+    b.get(from..)
+        .and_then(|r| r.find(needle))
+        .map_or(b.len(), |k| from + k)
 }
 
-/// The names an evaluated text refers to: `$x`, `${x…}`, bare `x`, `$1`,
-/// `$@`, `$*`.
-fn idents(text: &str) -> impl Iterator<Item = &str> {
+/// The first index at or after `from` where one of `-eq -ne -lt -le -gt
+/// -ge` starts, or the length.
+fn comparison_at(b: &[u8], from: usize) -> usize {
+    use bstr::ByteSlice;
+    let mut k = from;
+    while let Some(p) = b.get(k..).and_then(|r| r.find_byte(b'-')) {
+        let at = k + p;
+        if matches!(
+            b.get(at + 1..at + 3),
+            Some(b"eq" | b"ne" | b"lt" | b"le" | b"gt" | b"ge")
+        ) {
+            return at;
+        }
+        k = at + 1;
+    }
+    b.len()
+}
+
+/// The names an evaluated text refers to, with where each starts: `$x`,
+/// `${x…}`, bare `x`, `$1`, `$@`, `$*`.
+fn idents(text: &str) -> impl Iterator<Item = (usize, &str)> {
     let b = text.as_bytes();
     let mut i = 0;
     std::iter::from_fn(move || {
@@ -481,7 +699,7 @@ fn idents(text: &str) -> impl Iterator<Item = &str> {
                     while i < b.len() && b[i].is_ascii_digit() && b[s].is_ascii_digit() {
                         i += 1;
                     }
-                    return text.get(s..i);
+                    return Some((s, text.get(s..i)?));
                 }
                 continue;
             }
@@ -490,7 +708,7 @@ fn idents(text: &str) -> impl Iterator<Item = &str> {
                 while i < b.len() && is_ident(b[i]) {
                     i += 1;
                 }
-                return text.get(s..i);
+                return Some((s, text.get(s..i)?));
             }
             i += 1;
         }
@@ -532,7 +750,7 @@ fn is_inert(v: &str) -> bool {
 
 /// The names whose value the command sets to anything that could refer to
 /// a name or a subscript when evaluated.
-fn collect_taint<'a>(s: &'a str, t: &Tables, out: &mut HashSet<&'a str>) {
+fn collect_taint<'a>(s: &'a str, t: &mut Tables, wanted: &Names<'_>, out: &mut Names<'a>) {
     let b = s.as_bytes();
     let ident = |w: &str| w.bytes().next().is_some_and(is_ident_start) && w.bytes().all(is_ident);
     // What the last look at a command's words found, so that a later
@@ -547,22 +765,29 @@ fn collect_taint<'a>(s: &'a str, t: &Tables, out: &mut HashSet<&'a str>) {
     // command end), and its last word that is not an integer.
     let mut for_seen: Option<(usize, usize, Option<usize>)> = None;
     let mut i = 0;
-    while i < b.len() {
-        if t.zone(i) != Zone::Plain
-            || !is_ident_start(b[i])
-            || (i > 0 && (is_ident(b[i - 1]) || b[i - 1] == b'-'))
-        {
+    while let Some(&c) = b.get(i) {
+        if !is_ident_start(c) {
             i += 1;
             continue;
         }
-        let start = i;
-        while i < b.len() && is_ident(b[i]) {
-            i += 1;
+        let len = ident_len(b, i);
+        if t.zone(i) != Zone::Plain
+            || i.checked_sub(1)
+                .and_then(|p| b.get(p))
+                .is_some_and(|&p| is_ident(p) || p == b'-')
+        {
+            // No later byte of this name starts one.
+            i += len.max(1);
+            continue;
         }
-        let name = &s[start..i];
+        let start = i;
+        i += len;
+        let Some(name) = s.get(start..i) else {
+            continue;
+        };
         let mut j = i;
         if b.get(j) == Some(&b'[') {
-            j = t.closing(j) + 1;
+            j = t.closing(b, j) + 1;
         }
         if b.get(j) == Some(&b'+') {
             j += 1;
@@ -572,8 +797,8 @@ fn collect_taint<'a>(s: &'a str, t: &Tables, out: &mut HashSet<&'a str>) {
             && b.get(start.wrapping_sub(1)) != Some(&b'$')
         {
             let v_start = j + 1;
-            let v_end = t.value_end(v_start);
-            if !is_inert(s.get(v_start..v_end).unwrap_or("")) {
+            let v_end = t.value_end(b, v_start);
+            if wanted.contains(name) && !is_inert(s.get(v_start..v_end).unwrap_or("")) {
                 out.insert(name);
             }
             continue;
@@ -585,12 +810,16 @@ fn collect_taint<'a>(s: &'a str, t: &Tables, out: &mut HashSet<&'a str>) {
             // The words after a later one of these in the same words are
             // among the words already taken.
             "read" | "mapfile" | "readarray" | "getopts" if i >= read_to => {
-                let end = t.command_end(i);
+                let end = t.command_end(b, i);
                 read_to = end;
-                out.extend(words_at(s, i, end).map(|(_, w)| w).filter(|w| ident(w)));
+                out.extend(
+                    words_at(s, i, end)
+                        .map(|(_, w)| w)
+                        .filter(|w| ident(w) && wanted.contains(w)),
+                );
             }
             "printf" => {
-                let end = t.command_end(i);
+                let end = t.command_end(b, i);
                 // A `-v` right after the name (`printf-v x`) is the first
                 // word; other words start after a blank, where they start
                 // for an earlier `printf` too.
@@ -620,7 +849,7 @@ fn collect_taint<'a>(s: &'a str, t: &Tables, out: &mut HashSet<&'a str>) {
             // A variable name needs a blank before it (after a glued
             // character the first word is no name).
             "for" | "select" if b.get(i).is_some_and(u8::is_ascii_whitespace) => {
-                let end = t.command_end(i);
+                let end = t.command_end(b, i);
                 let mut words = words_at(s, i, end);
                 let var = words.next().map(|(_, w)| w).filter(|w| ident(w));
                 let in_list = words.next().is_some_and(|(_, w)| w == "in");

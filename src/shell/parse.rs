@@ -63,7 +63,7 @@ static WORD_STOP: [bool; 256] = byte_set(b" \t\n;&|<>()\\'\"$`*?[]{");
 /// Bytes the inside of double quotes stops at.
 static DQ_STOP: [bool; 256] = byte_set(b"\"\\$`");
 
-const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+pub(super) const fn byte_set(bytes: &[u8]) -> [bool; 256] {
     let mut t = [false; 256];
     let mut i = 0;
     while i < bytes.len() {
@@ -74,7 +74,7 @@ const fn byte_set(bytes: &[u8]) -> [bool; 256] {
 }
 
 /// How many bytes from the start of `s` are not in `set`.
-fn run_outside(s: &[u8], set: &[bool; 256]) -> usize {
+pub(super) fn run_outside(s: &[u8], set: &[bool; 256]) -> usize {
     s.iter().position(|&b| set[b as usize]).unwrap_or(s.len())
 }
 
