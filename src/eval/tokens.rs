@@ -338,11 +338,18 @@ struct View<'w, W> {
 }
 
 impl<'w, W: Token> View<'w, W> {
-    fn new(words: &'w [W], hole: &dyn Fn(&str) -> bool, holes: bool) -> Option<View<'w, W>> {
-        let first = words.first()?.token();
+    /// `words` (not empty) of the program `prog` (the basename of its
+    /// first word), whose options before the subcommand that take a value
+    /// are `values`.
+    fn new(
+        words: &'w [W],
+        prog: &'w str,
+        values: &[&str],
+        hole: &dyn Fn(&str) -> bool,
+        first_hole: bool,
+        holes: bool,
+    ) -> View<'w, W> {
         let args = words.get(1..).unwrap_or(&[]);
-        let prog = basename(first);
-        let values = value_options(prog);
         let (mut sub, mut hole_before_sub) = (None, false);
         let mut i = 0;
         while let Some(a) = args.get(i).map(Token::token) {
@@ -366,20 +373,22 @@ impl<'w, W: Token> View<'w, W> {
         } else {
             None
         };
-        Some(View {
+        View {
             args,
             prog,
             sub,
-            first_hole: holes && hole(first),
+            first_hole,
             hole_before_sub,
             last_hole,
-        })
+        }
     }
 }
 
 /// The rules of one program.
 #[derive(Clone, Debug, Default)]
 struct Program {
+    /// Its options before the subcommand that take a value.
+    values: &'static [&'static str],
     /// Rules without a subcommand word (none, or an option).
     any: Vec<u32>,
     /// Rules by subcommand.
@@ -414,7 +423,13 @@ impl TokenIndex {
             let Ok(at) = u32::try_from(index.rules.len()) else {
                 break;
             };
-            let p = index.by_program.entry(rule.program.clone()).or_default();
+            let p = index
+                .by_program
+                .entry(rule.program.clone())
+                .or_insert_with(|| Program {
+                    values: value_options(&rule.program),
+                    ..Program::default()
+                });
             p.all.push(at);
             match &rule.sub {
                 Some(s) => p.by_sub.entry(s.clone()).or_default().push(at),
@@ -446,11 +461,20 @@ impl TokenIndex {
         mut found: impl FnMut(u32, How),
     ) {
         let hole = |w: &str| holes.iter().any(|h| h == w);
-        let Some(v) = View::new(words, &hole, !holes.is_empty()) else {
+        let Some(first) = words.first().map(Token::token) else {
             return;
         };
+        let prog = basename(first);
+        let first_hole = !holes.is_empty() && hole(first);
+        let program = self.by_program.get(prog);
+        // Most invocations are of a program no rule names.
+        let values = match program {
+            Some(p) => p.values,
+            None if first_hole => value_options(prog),
+            None => return,
+        };
+        let v = View::new(words, prog, values, &hole, first_hole, !holes.is_empty());
         let rule = |at: u32| self.rules.get(at as usize);
-        let program = self.by_program.get(v.prog);
         // The rules that may match for certain: those of the argv's
         // program without a subcommand word or with its subcommand.
         let subs = program
