@@ -479,7 +479,7 @@ pub fn evaluate(
         for action in actions {
             let rule = with_call(action, |call| {
                 // Only the deciding rule is reported: no action reports.
-                let decision = engine.evaluator.evaluate_brief(call, ctx)?;
+                let decision = engine.evaluator.decide(call, ctx)?;
                 Ok::<_, Error>(
                     decision
                         .rule

@@ -19,7 +19,9 @@
 //!    matched is allowed ([`super::mode::resolve`]).
 
 use super::action::Action;
-use super::decision::{ActionReport, DecidingRule, Decision, Outcome, RuleMatch, Subject, Verdict};
+use super::decision::{
+    ActionKind, ActionReport, DecidingRule, Decision, Outcome, RuleMatch, Subject, Verdict,
+};
 use super::mode;
 use crate::policy::PermissionMode;
 use crate::rule::Effect;
@@ -59,6 +61,7 @@ pub(crate) fn decide<'p>(
     let mut any_needs_approval = false;
     let mut best: [Option<RuleMatch<'p>>; 3] = [None, None, None];
     let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
+    let mut first_unmatched: Option<(ActionKind, Subject)> = None;
     for (action, mut ms) in actions.into_iter().zip(matches) {
         // (Its subject is the next one written above.)
         let range = match shared {
@@ -113,6 +116,13 @@ pub(crate) fn decide<'p>(
             }
         }
         any_needs_approval |= action.needs_approval;
+        if outcome == Outcome::Unmatched && first_unmatched.is_none() {
+            let subject = match &shared {
+                Some(shared) => Subject::shared(shared, range.clone()),
+                None => Subject::from(action.subject(texts)),
+            };
+            first_unmatched = Some((action.kind, subject));
+        }
         if let Some(shared) = &shared {
             reports.push(ActionReport {
                 kind: action.kind,
@@ -151,6 +161,7 @@ pub(crate) fn decide<'p>(
         rules_verdict: verdict,
         plan_withheld: plan_asked && !denied && best[1].is_none(),
         actions: reports,
+        unmatched: first_unmatched,
         incomplete,
         mode,
     }

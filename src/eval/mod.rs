@@ -371,14 +371,34 @@ impl Evaluator {
         self.evaluate_with(call, ctx, true)
     }
 
-    /// [`Evaluator::evaluate`] without the decision's actions (left
-    /// empty): the verdict, the deciding rule and why the reading is
-    /// incomplete only, for a caller that reports nothing else.
-    pub(crate) fn evaluate_brief<'p>(
-        &'p self,
-        call: &ToolCall,
-        ctx: &EvalContext,
-    ) -> Result<Decision<'p>, Error> {
+    /// [`Evaluator::evaluate`] for a caller that reports only the verdict,
+    /// the deciding rule and the reason: the decision's
+    /// [`actions`](Decision::actions) are left empty (what the reason
+    /// needs of them, [`Decision::unmatched`], is kept), which spares
+    /// their reports. The verdict, rule and [`Decision::reason`] are those
+    /// of [`Evaluator::evaluate`].
+    ///
+    /// ```
+    /// use toolgate::eval::{EvalContext, Evaluator, Verdict};
+    /// use toolgate::policy::LoadedPolicy;
+    /// use toolgate::{Effect, ToolCall};
+    ///
+    /// let mut policy = LoadedPolicy::new();
+    /// policy.add_rule(Effect::Deny, "Bash(git push --force:*)")?;
+    /// let eval = Evaluator::new(&policy)?;
+    /// let ctx = EvalContext::new("/home/me/app")?;
+    /// let call = |c: &str| ToolCall::from_json(
+    ///     &serde_json::json!({"tool": "Bash", "input": {"command": c}})).unwrap();
+    ///
+    /// let d = eval.decide(&call("sudo git push --force"), &ctx)?;
+    /// assert_eq!(d.verdict, Verdict::Deny);
+    /// assert!(d.actions.is_empty());
+    /// let d = eval.decide(&call("ls -la"), &ctx)?;
+    /// assert_eq!(d.reason(), "no rule decided run ls -la");
+    /// assert_eq!(d.reason(), eval.evaluate(&call("ls -la"), &ctx)?.reason());
+    /// # Ok::<(), toolgate::Error>(())
+    /// ```
+    pub fn decide<'p>(&'p self, call: &ToolCall, ctx: &EvalContext) -> Result<Decision<'p>, Error> {
         self.evaluate_with(call, ctx, false)
     }
 
