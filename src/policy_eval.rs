@@ -67,7 +67,14 @@ pub type PolicyEffect = Effect;
 /// ```
 pub struct PolicyConfig {
     policy: TuffPolicy,
-    engine: OnceLock<Result<Evaluator, Error>>,
+    engine: OnceLock<Result<Engine, Error>>,
+}
+
+/// A policy compiled: the evaluator, and each rule's description as
+/// decisions name it (written once, not on every decided call).
+struct Engine {
+    evaluator: Evaluator,
+    descriptions: Vec<String>,
 }
 
 impl PolicyConfig {
@@ -87,10 +94,13 @@ impl PolicyConfig {
         &self.policy
     }
 
-    fn engine(&self) -> Result<&Evaluator, Error> {
+    fn engine(&self) -> Result<&Engine, Error> {
         let built = self.engine.get_or_init(|| {
             let source: Arc<str> = Arc::from(self.policy.id.as_deref().unwrap_or("policy.toml"));
-            Evaluator::from_rules(self.policy.to_rules(&source))
+            Ok(Engine {
+                evaluator: Evaluator::from_rules(self.policy.to_rules(&source))?,
+                descriptions: self.policy.rules.iter().map(description).collect(),
+            })
         });
         built.as_ref().map_err(Clone::clone)
     }
@@ -338,21 +348,22 @@ thread_local! {
     /// The engine's context for the last `(root, cwd)` evaluated on this
     /// thread: a harness asks about many calls in one context, and
     /// normalising its directories is a fair part of a call's cost.
-    static LAST_CONTEXT: RefCell<Option<(String, String, crate::EvalContext)>> =
+    static LAST_CONTEXT: RefCell<Option<(PathBuf, PathBuf, crate::EvalContext)>> =
         const { RefCell::new(None) };
     /// A Bash call whose command is rewritten for each shell action, so a
     /// call allocates no map.
     static SHELL_CALL: RefCell<Option<ToolCall>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` with the engine's context for `root` and `cwd` (a relative
-/// `cwd` is taken against `root`).
+/// Runs `f` with the engine's context for `context` (a relative `cwd` is
+/// taken against `root`).
 fn with_context<T>(
-    root: &str,
-    cwd: &str,
+    context: EvalContext<'_>,
     f: impl FnOnce(&crate::EvalContext) -> T,
 ) -> Result<T, Error> {
     let build = || {
+        let root = path_str("project root", context.root)?;
+        let cwd = path_str("working directory", context.cwd)?;
         let abs = if cwd.starts_with('/') {
             cwd.to_string()
         } else {
@@ -365,11 +376,13 @@ fn with_context<T>(
         let Ok(mut slot) = cell.try_borrow_mut() else {
             return Ok(f(&build()?));
         };
-        let hit = slot
-            .as_ref()
-            .is_some_and(|(r, c, _)| r.as_str() == root && c.as_str() == cwd);
+        // (The same bytes as last time: valid already.)
+        let hit = slot.as_ref().is_some_and(|(r, c, _)| {
+            r.as_os_str() == context.root.as_os_str() && c.as_os_str() == context.cwd.as_os_str()
+        });
         if !hit {
-            *slot = Some((root.to_string(), cwd.to_string(), build()?));
+            let ctx = build()?;
+            *slot = Some((context.root.to_path_buf(), context.cwd.to_path_buf(), ctx));
         }
         match slot.as_ref() {
             Some((_, _, ctx)) => Ok(f(ctx)),
@@ -460,15 +473,13 @@ pub fn evaluate(
     context: EvalContext<'_>,
 ) -> Result<Option<PolicyDecision>, Error> {
     let engine = policy.engine()?;
-    let root = path_str("project root", context.root)?;
-    let cwd = path_str("working directory", context.cwd)?;
     // (level, deny before ask, rule index): the smallest wins.
     let mut best: Option<(Effect, usize)> = None;
-    with_context(root, cwd, |ctx| {
+    with_context(context, |ctx| {
         for action in actions {
             let rule = with_call(action, |call| {
                 // Only the deciding rule is reported: no action reports.
-                let decision = engine.evaluate_brief(call, ctx)?;
+                let decision = engine.evaluator.decide(call, ctx)?;
                 Ok::<_, Error>(
                     decision
                         .rule
@@ -496,7 +507,7 @@ pub fn evaluate(
             effect,
             policy: policy_id.to_string(),
             rule: index + 1,
-            description: description(rule),
+            description: engine.descriptions.get(index)?.clone(),
             reason: rule.reason.clone(),
         })
     }))

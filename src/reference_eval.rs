@@ -450,6 +450,10 @@ fn plain_precedence<'p>(
         rule,
         rules_verdict,
         plan_withheld: plan_withheld && deny_rules.is_empty() && ask_rules.is_empty(),
+        unmatched: reports
+            .iter()
+            .find(|a| a.outcome == Outcome::Unmatched)
+            .map(|a| (a.kind, a.subject.clone())),
         actions: reports,
         incomplete,
         mode,

@@ -897,7 +897,7 @@ fn decide_common<'l, 'e>(
             &own
         }
     };
-    let d = evaluator.evaluate(&call, ctx);
+    let d = evaluator.decide(&call, ctx);
     if raw.len() <= MAX_KEPT_INPUT {
         *scratch = call.input;
     }
@@ -966,7 +966,7 @@ fn eval_line_full(
             }
         };
         let d = evaluator
-            .evaluate(&call, ctx)
+            .decide(&call, ctx)
             .map_err(|e| e.message().to_string())?;
         let out = serde_json::to_string(&decision_out(&d, id.clone()))
             .map_err(|e| format!("cannot write the decision: {e}"))?;

@@ -414,7 +414,7 @@ fn decide_one(
     call: &ToolCall,
     ctx: &EvalContext,
 ) -> Result<Evaluated, Error> {
-    let d = evaluator.evaluate(call, ctx)?;
+    let d = evaluator.decide(call, ctx)?;
     let rule = d.rule.map(|r| {
         let p = &r.rule.provenance;
         (r.rule.text.clone(), p.source.to_string(), p.item())

@@ -19,7 +19,9 @@
 //!    matched is allowed ([`super::mode::resolve`]).
 
 use super::action::Action;
-use super::decision::{ActionReport, DecidingRule, Decision, Outcome, RuleMatch, Subject, Verdict};
+use super::decision::{
+    ActionKind, ActionReport, DecidingRule, Decision, Outcome, RuleMatch, Subject, Verdict,
+};
 use super::mode;
 use crate::policy::PermissionMode;
 use crate::rule::Effect;
@@ -63,6 +65,7 @@ pub(crate) fn decide<'p>(
     let mut any_needs_approval = false;
     let mut best: [Option<RuleMatch<'p>>; 3] = [None, None, None];
     let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
+    let mut first_unmatched: Option<(ActionKind, Subject)> = None;
     for (mut action, mut ms) in actions.drain(..).zip(matches.drain(..)) {
         let subject = if !with_reports {
             None
@@ -122,6 +125,17 @@ pub(crate) fn decide<'p>(
             }
         }
         any_needs_approval |= action.needs_approval;
+        if outcome == Outcome::Unmatched && first_unmatched.is_none() {
+            // What the reason of a call no rule decided names, kept in a
+            // brief decision too.
+            let named = match &subject {
+                Some(s) => s.clone(),
+                None => action
+                    .take_subject()
+                    .unwrap_or_else(|| Subject::from(action.subject(texts))),
+            };
+            first_unmatched = Some((action.kind, named));
+        }
         if let Some(subject) = subject {
             reports.push(ActionReport {
                 kind: action.kind,
@@ -160,6 +174,7 @@ pub(crate) fn decide<'p>(
         rules_verdict: verdict,
         plan_withheld: plan_asked && !denied && best[1].is_none(),
         actions: reports,
+        unmatched: first_unmatched,
         incomplete,
         mode,
     }

@@ -307,8 +307,13 @@ pub struct Decision<'p> {
     pub rules_verdict: Verdict,
     /// `plan` withheld an allow rule from an edit or a command.
     pub plan_withheld: bool,
-    /// Every action of the call, with every rule that matched it.
+    /// Every action of the call, with every rule that matched it (empty
+    /// in a decision from [`Evaluator::decide`](super::Evaluator::decide)).
     pub actions: Vec<ActionReport<'p>>,
+    /// The first action nothing decided (its kind and subject), which the
+    /// reason of a call no rule decided names; `None` when every action
+    /// was decided. Kept even when `actions` is not.
+    pub unmatched: Option<(ActionKind, Subject)>,
     /// Why the shell reading (or the URL) could not be read completely;
     /// empty when it could.
     pub incomplete: Vec<String>,
@@ -367,12 +372,10 @@ impl Decision<'_> {
                 out.write_str(self.incomplete.first().map_or("", String::as_str))?;
             }
             (Verdict::Allow, None) => out.write_str("every action is allowed by the mode")?,
-            (_, None) => match self
-                .actions
-                .iter()
-                .find(|a| a.outcome == Outcome::Unmatched)
-            {
-                Some(a) => write!(out, "no rule decided {} {}", a.kind.as_str(), a.subject)?,
+            (_, None) => match &self.unmatched {
+                Some((kind, subject)) => {
+                    write!(out, "no rule decided {} {subject}", kind.as_str())?
+                }
                 None => out.write_str("the call runs nothing")?,
             },
         }

@@ -383,14 +383,34 @@ impl Evaluator {
         self.evaluate_with(call, ctx, true)
     }
 
-    /// [`Evaluator::evaluate`] without the decision's actions (left
-    /// empty): the verdict, the deciding rule and why the reading is
-    /// incomplete only, for a caller that reports nothing else.
-    pub(crate) fn evaluate_brief<'p>(
-        &'p self,
-        call: &ToolCall,
-        ctx: &EvalContext,
-    ) -> Result<Decision<'p>, Error> {
+    /// [`Evaluator::evaluate`] for a caller that reports only the verdict,
+    /// the deciding rule and the reason: the decision's
+    /// [`actions`](Decision::actions) are left empty (what the reason
+    /// needs of them, [`Decision::unmatched`], is kept), which spares
+    /// their reports. The verdict, rule and [`Decision::reason`] are those
+    /// of [`Evaluator::evaluate`].
+    ///
+    /// ```
+    /// use toolgate::eval::{EvalContext, Evaluator, Verdict};
+    /// use toolgate::policy::LoadedPolicy;
+    /// use toolgate::{Effect, ToolCall};
+    ///
+    /// let mut policy = LoadedPolicy::new();
+    /// policy.add_rule(Effect::Deny, "Bash(git push --force:*)")?;
+    /// let eval = Evaluator::new(&policy)?;
+    /// let ctx = EvalContext::new("/home/me/app")?;
+    /// let call = |c: &str| ToolCall::from_json(
+    ///     &serde_json::json!({"tool": "Bash", "input": {"command": c}})).unwrap();
+    ///
+    /// let d = eval.decide(&call("sudo git push --force"), &ctx)?;
+    /// assert_eq!(d.verdict, Verdict::Deny);
+    /// assert!(d.actions.is_empty());
+    /// let d = eval.decide(&call("ls -la"), &ctx)?;
+    /// assert_eq!(d.reason(), "no rule decided run ls -la");
+    /// assert_eq!(d.reason(), eval.evaluate(&call("ls -la"), &ctx)?.reason());
+    /// # Ok::<(), toolgate::Error>(())
+    /// ```
+    pub fn decide<'p>(&'p self, call: &ToolCall, ctx: &EvalContext) -> Result<Decision<'p>, Error> {
         self.evaluate_with(call, ctx, false)
     }
 
@@ -561,11 +581,10 @@ impl Evaluator {
                         }
                     }
                 }
-                let mut cands_buf = Vec::new();
-                self.token_matches(tool, words, holes, false, &mut cands_buf, ids);
+                self.token_matches(tool, words, holes, false, ids);
                 // A wrapper's own argv: deny and ask token rules only.
                 for argv in wrappers {
-                    self.token_matches(tool, argv, holes, true, &mut cands_buf, ids);
+                    self.token_matches(tool, argv, holes, true, ids);
                 }
                 // A rule that a wrapper's argv matches for certain is not
                 // also one that only could match (as the reference says).
@@ -703,37 +722,17 @@ impl Evaluator {
         words: &[crate::shell::Word],
         holes: &[String],
         narrowing: bool,
-        buf: &mut Vec<u32>,
         ids: &mut Vec<(u32, How)>,
     ) {
-        // Without dynamic words, only the rules indexed under the
-        // invocation's program and subcommand can match; with them, those
-        // of its program (every rule when the program word is dynamic).
-        let token_ids = if holes.is_empty() {
-            self.token_index.candidates(words, buf);
-            &buf[..]
-        } else {
-            self.token_index
-                .could_candidates(words, &|w| holes.iter().any(|h| h == w))
+        // Only the rules indexed under the invocation's program and
+        // subcommand are looked at (see `TokenIndex::each_match`).
+        let keep = |id: u32| {
+            self.policy
+                .rule(id)
+                .is_some_and(|r| r.governs(tool) && !(narrowing && r.effect == Effect::Allow))
         };
-        for &id in token_ids {
-            let Some(r) = self.policy.rule(id) else {
-                continue;
-            };
-            let Pattern::Tokens(t) = &r.pattern else {
-                continue;
-            };
-            if !r.governs(tool) || (narrowing && r.effect == Effect::Allow) {
-                continue;
-            }
-            if tokens::tokens_match(t, words) {
-                ids.push((id, How::Matches));
-            } else if !holes.is_empty()
-                && tokens::tokens_could_match(t, words, &|w| holes.iter().any(|h| h == w))
-            {
-                ids.push((id, How::Could));
-            }
-        }
+        self.token_index
+            .each_match(words, holes, keep, |id, how| ids.push((id, how)));
     }
 
     fn anchor_dir(&self, r: &Rule, ctx: &EvalContext) -> Option<String> {

@@ -236,7 +236,7 @@ fn decide(
         ctx = ctx.with_home(home)?;
     }
     let ctx = evaluator.with_policy_dirs(ctx)?;
-    let d = evaluator.evaluate(&call, &ctx)?;
+    let d = evaluator.decide(&call, &ctx)?;
     let reason = d.reason();
     if d.verdict == Verdict::Allow && !may_allow {
         return Ok((
