@@ -6,6 +6,9 @@
 //!
 //! Run: `cargo bench --bench tuff`.
 
+#[path = "../tests/common/mod.rs"]
+mod common;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -23,30 +26,6 @@ fn corpus_lines(name: &str) -> Option<Vec<String>> {
             None
         }
     }
-}
-
-fn rules_of(commands: &[String], n: usize) -> Vec<Vec<String>> {
-    let simple = |w: &str| {
-        !w.is_empty()
-            && !w.starts_with('-')
-            && w.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-    };
-    let mut rules: Vec<Vec<String>> = Vec::new();
-    for (k, c) in commands.iter().enumerate() {
-        let words: Vec<String> = c
-            .split_whitespace()
-            .take(2 + k % 2)
-            .map(String::from)
-            .collect();
-        if words.len() >= 2 && words.iter().all(|w| simple(w)) && !rules.contains(&words) {
-            rules.push(words);
-            if rules.len() == n {
-                break;
-            }
-        }
-    }
-    rules
 }
 
 fn policy_text(rules: &[Vec<String>]) -> String {
@@ -106,7 +85,7 @@ fn bench(c: &mut Criterion) {
         .map(|c| [PolicyAction::Shell(c.clone())])
         .collect();
     for n in [200, 2000] {
-        let rules = rules_of(&commands, n);
+        let rules = common::tuff_token_rules(&commands, n);
         assert_eq!(rules.len(), n);
         let policy = PolicyConfig::parse(&policy_text(&rules), "bench.toml").unwrap();
         let mut decided = 0;

@@ -14,30 +14,6 @@ use toolgate::eval::{EvalContext, Evaluator};
 use toolgate::policy::{LoadedPolicy, SourceKind, SourceRoot};
 use toolgate::reference_eval::ReferenceEvaluator;
 
-fn rules_of(commands: &[String], n: usize) -> Vec<Vec<String>> {
-    let simple = |w: &str| {
-        !w.is_empty()
-            && !w.starts_with('-')
-            && w.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
-    };
-    let mut rules: Vec<Vec<String>> = Vec::new();
-    for (k, c) in commands.iter().enumerate() {
-        let words: Vec<String> = c
-            .split_whitespace()
-            .take(2 + k % 2)
-            .map(String::from)
-            .collect();
-        if words.len() >= 2 && words.iter().all(|w| simple(w)) && !rules.contains(&words) {
-            rules.push(words);
-            if rules.len() == n {
-                break;
-            }
-        }
-    }
-    rules
-}
-
 /// A policy of `rules` (every third an ask, the rest deny), with a few
 /// rules of options and letters besides.
 fn policy_of(rules: &[Vec<String>]) -> LoadedPolicy {
@@ -86,7 +62,7 @@ fn engine_and_reference_agree_on_tldr_commands() {
     let mut failures = Vec::new();
     let mut dynamic_program = 0;
     for (n, step) in [(200, 3), (2000, 5)] {
-        let policy = policy_of(&rules_of(&commands, n));
+        let policy = policy_of(&common::tuff_token_rules(&commands, n));
         let engine = Evaluator::new(&policy).expect("the policy compiles");
         let reference = ReferenceEvaluator::new(&policy);
         let mut decided = 0;

@@ -54,3 +54,30 @@ pub fn claude_rule(text: &str, effect: toolgate::Effect, index: usize) -> toolga
     toolgate::rule::claude::parse_rule(text, effect, Dialect::ClaudeCode, prov)
         .expect("rule parses")
 }
+
+/// `n` distinct tuff token rules (`["git", "push"]`, `["tar", "xf", "a.tar"]`)
+/// from the leading two or three words of `commands` that are plain
+/// words; fewer when the commands run out.
+pub fn tuff_token_rules(commands: &[String], n: usize) -> Vec<Vec<String>> {
+    let simple = |w: &str| {
+        !w.is_empty()
+            && !w.starts_with('-')
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    };
+    let mut rules: Vec<Vec<String>> = Vec::new();
+    for (k, c) in commands.iter().enumerate() {
+        let words: Vec<String> = c
+            .split_whitespace()
+            .take(2 + k % 2)
+            .map(String::from)
+            .collect();
+        if words.len() >= 2 && words.iter().all(|w| simple(w)) && !rules.contains(&words) {
+            rules.push(words);
+            if rules.len() == n {
+                break;
+            }
+        }
+    }
+    rules
+}
