@@ -54,99 +54,6 @@ fn compare(
     }
 }
 
-fn s<'a>(t: &'a Value, key: &str) -> Option<&'a str> {
-    t.get(key).and_then(Value::as_str)
-}
-
-/// The policy of a case file: its `[[source]]` tables in order.
-fn case_policy(doc: &Value) -> Result<LoadedPolicy, String> {
-    let mut p = LoadedPolicy::new();
-    for (i, src) in doc
-        .get("source")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let name = s(src, "name").map_or_else(|| format!("source{i}"), str::to_string);
-        let root = s(src, "root").map_or(SourceRoot::Project, |r| SourceRoot::Dir(r.into()));
-        let r = if let Some(text) = s(src, "tuff") {
-            p.add_tuff_text(text, &name, None, SourceKind::Tuff, root)
-                .map(|_| ())
-        } else {
-            let json = |k: &str| -> Json {
-                src.get(k)
-                    .map_or(Json::Array(vec![]), |v| serde_json::to_value(v).unwrap())
-            };
-            let mut permissions = json!({
-                "allow": json("allow"), "ask": json("ask"), "deny": json("deny"),
-            });
-            if src.get("additional_directories").is_some() {
-                permissions["additionalDirectories"] = json("additional_directories");
-            }
-            if let Some(m) = s(src, "default_mode") {
-                permissions["defaultMode"] = Json::String(m.to_string());
-            }
-            let text = json!({ "permissions": permissions }).to_string();
-            p.add_settings_text(&text, &name, None, SourceKind::Settings, root)
-                .map(|_| ())
-        };
-        r.map_err(|e| format!("source {i} does not load: {e}"))?;
-    }
-    Ok(p)
-}
-
-/// A case's context (its keys, else the file's `[context]`).
-fn case_context(
-    engine: &Evaluator,
-    defaults: Option<&Value>,
-    case: &Value,
-) -> Result<EvalContext, String> {
-    let get = |k: &str| s(case, k).or_else(|| defaults.and_then(|d| s(d, k)));
-    let e = |e: toolgate::Error| e.to_string();
-    let mut ctx = EvalContext::new(get("cwd").unwrap_or("/project")).map_err(e)?;
-    if let Some(p) = get("project_dir") {
-        ctx = ctx.with_project_dir(p).map_err(e)?;
-    }
-    if let Some(h) = get("home") {
-        ctx = ctx.with_home(h).map_err(e)?;
-    }
-    let dirs = case
-        .get("additional_dirs")
-        .or_else(|| defaults.and_then(|d| d.get("additional_dirs")));
-    for d in dirs.and_then(Value::as_array).into_iter().flatten() {
-        ctx = ctx
-            .with_additional_dir(d.as_str().unwrap_or_default())
-            .map_err(e)?;
-    }
-    let mode = get("mode")
-        .map(str::parse::<PermissionMode>)
-        .transpose()
-        .map_err(e)?;
-    engine
-        .with_policy_dirs(ctx.with_mode(engine.effective_mode(mode)))
-        .map_err(e)
-}
-
-/// A case's call.
-fn case_call(case: &Value) -> Result<ToolCall, String> {
-    let json = match (s(case, "bash"), case.get("call")) {
-        (Some(cmd), _) => json!({"tool": "Bash", "input": {"command": cmd}}),
-        (None, Some(call)) => {
-            let mut json = serde_json::to_value(call).map_err(|e| e.to_string())?;
-            if let Some(text) = s(call, "input_json") {
-                json["input"] = serde_json::from_str(text).map_err(|e| e.to_string())?;
-                if let Some(o) = json.as_object_mut() {
-                    o.remove("input_json");
-                }
-            }
-            json
-        }
-        (None, None) => return Err("a case needs call or bash".into()),
-    };
-    ToolCall::from_json(&json).map_err(|e| e.to_string())
-}
-
 #[test]
 fn brief_and_full_agree_on_the_case_files() {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/eval");
@@ -168,20 +75,25 @@ fn brief_and_full_agree_on_the_case_files() {
                 continue;
             }
         };
-        let engine = match case_policy(&doc)
-            .and_then(|p| Evaluator::new(&p).map_err(|e| format!("policy does not compile: {e}")))
-        {
+        let engine = match common::eval_case_policy(&doc, &file).and_then(|p| {
+            Evaluator::new(&p).map_err(|e| format!("{file}: policy does not compile: {e}"))
+        }) {
             Ok(e) => e,
             Err(e) => {
-                failures.push(format!("{file}: {e}"));
+                failures.push(e);
                 continue;
             }
         };
         let cases = doc.get("case").and_then(Value::as_array);
         for (i, case) in cases.into_iter().flatten().enumerate() {
             let label = format!("{file} case {i}");
-            let setup = case_context(&engine, doc.get("context"), case)
-                .and_then(|ctx| Ok((ctx, case_call(case)?)));
+            let setup =
+                common::eval_case_context(doc.get("context"), case).and_then(|(ctx, mode)| {
+                    let ctx = engine
+                        .with_policy_dirs(ctx.with_mode(engine.effective_mode(mode)))
+                        .map_err(|e| e.to_string())?;
+                    Ok((ctx, common::eval_case_call(case)?))
+                });
             match setup {
                 Ok((ctx, call)) => {
                     compare(&engine, &call, &ctx, &label, &mut failures);

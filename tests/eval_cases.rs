@@ -2,109 +2,19 @@
 //! engine (`Evaluator`) and the reference evaluator, and reports every
 //! failure at once. The format is described in `tests/data/eval/README.md`.
 
-use serde_json::Value as Json;
+mod common;
+
 use std::path::{Path, PathBuf};
 use toml::Value;
-use toolgate::ToolCall;
-use toolgate::eval::{EvalContext, Evaluator, Verdict};
-use toolgate::policy::{LoadedPolicy, PermissionMode, SourceKind, SourceRoot};
+use toolgate::eval::{Evaluator, Verdict};
 use toolgate::reference_eval::ReferenceEvaluator;
 
 fn data_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/eval")
 }
 
-fn to_json(v: &Value) -> Json {
-    serde_json::to_value(v).expect("a TOML value converts to JSON")
-}
-
 fn s<'a>(t: &'a Value, key: &str) -> Option<&'a str> {
     t.get(key).and_then(Value::as_str)
-}
-
-/// The policy of a case file: its `[[source]]` tables in order.
-fn load_policy(doc: &Value, file: &str) -> Result<LoadedPolicy, String> {
-    let mut p = LoadedPolicy::new();
-    for (i, src) in doc
-        .get("source")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let name = s(src, "name").map_or_else(|| format!("source{i}"), str::to_string);
-        let root = match s(src, "root") {
-            Some(r) => SourceRoot::Dir(PathBuf::from(r)),
-            None => SourceRoot::Project,
-        };
-        let r = if let Some(text) = s(src, "tuff") {
-            p.add_tuff_text(text, &name, None, SourceKind::Tuff, root)
-                .map(|_| ())
-        } else {
-            let perms = |k: &str| -> Json { src.get(k).map_or(Json::Array(vec![]), to_json) };
-            let mut permissions = serde_json::json!({
-                "allow": perms("allow"), "ask": perms("ask"), "deny": perms("deny"),
-            });
-            if let Some(dirs) = src.get("additional_directories") {
-                permissions["additionalDirectories"] = to_json(dirs);
-            }
-            if let Some(m) = s(src, "default_mode") {
-                permissions["defaultMode"] = Json::String(m.to_string());
-            }
-            let text = serde_json::json!({ "permissions": permissions }).to_string();
-            p.add_settings_text(&text, &name, None, SourceKind::Settings, root)
-                .map(|_| ())
-        };
-        r.map_err(|e| format!("{file}: source {i} does not load: {e}"))?;
-    }
-    Ok(p)
-}
-
-fn context(
-    defaults: Option<&Value>,
-    case: &Value,
-) -> Result<(EvalContext, Option<PermissionMode>), String> {
-    let get = |k: &str| s(case, k).or_else(|| defaults.and_then(|d| s(d, k)));
-    let cwd = get("cwd").unwrap_or("/project");
-    let mut ctx = EvalContext::new(cwd).map_err(|e| e.to_string())?;
-    if let Some(p) = get("project_dir") {
-        ctx = ctx.with_project_dir(p).map_err(|e| e.to_string())?;
-    }
-    if let Some(h) = get("home") {
-        ctx = ctx.with_home(h).map_err(|e| e.to_string())?;
-    }
-    let dirs = case
-        .get("additional_dirs")
-        .or_else(|| defaults.and_then(|d| d.get("additional_dirs")));
-    for d in dirs.and_then(Value::as_array).into_iter().flatten() {
-        ctx = ctx
-            .with_additional_dir(d.as_str().unwrap_or_default())
-            .map_err(|e| e.to_string())?;
-    }
-    let mode = match get("mode") {
-        Some(m) => Some(m.parse::<PermissionMode>().map_err(|e| e.to_string())?),
-        None => None,
-    };
-    Ok((ctx, mode))
-}
-
-fn call_of(case: &Value) -> Result<ToolCall, String> {
-    if let Some(cmd) = s(case, "bash") {
-        return ToolCall::from_json(
-            &serde_json::json!({"tool": "Bash", "input": {"command": cmd}}),
-        )
-        .map_err(|e| e.to_string());
-    }
-    let call = case.get("call").ok_or("a case needs call or bash")?;
-    let mut json = to_json(call);
-    if let Some(text) = s(call, "input_json") {
-        let input: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
-        json["input"] = input;
-        if let Some(o) = json.as_object_mut() {
-            o.remove("input_json");
-        }
-    }
-    ToolCall::from_json(&json).map_err(|e| e.to_string())
 }
 
 /// The outcome of one engine: verdict, deciding rule text, could.
@@ -120,7 +30,7 @@ fn run_file(path: &Path, failures: &mut Vec<String>) -> usize {
             return 0;
         }
     };
-    let policy = match load_policy(&doc, &file) {
+    let policy = match common::eval_case_policy(&doc, &file) {
         Ok(p) => p,
         Err(e) => {
             failures.push(e);
@@ -152,7 +62,8 @@ fn run_file(path: &Path, failures: &mut Vec<String>) -> usize {
                 .or_else(|| s(case, "bash"))
                 .map_or(String::new(), |n| format!(" ({n:?})"))
         );
-        let setup = context(defaults, case).and_then(|(ctx, mode)| Ok((ctx, mode, call_of(case)?)));
+        let setup = common::eval_case_context(defaults, case)
+            .and_then(|(ctx, mode)| Ok((ctx, mode, common::eval_case_call(case)?)));
         let (ctx, mode, call) = match setup {
             Ok(x) => x,
             Err(e) => {

@@ -1,7 +1,12 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+use serde_json::Value as Json;
 use std::path::PathBuf;
+use toml::Value;
+use toolgate::ToolCall;
+use toolgate::eval::EvalContext;
+use toolgate::policy::{LoadedPolicy, PermissionMode, SourceKind, SourceRoot};
 
 /// The path of a file of the shared corpora (`../shared/corpora/NAME`
 /// beside the checkout), or `None` — with a message on stderr — when the
@@ -80,4 +85,99 @@ pub fn tuff_token_rules(commands: &[String], n: usize) -> Vec<Vec<String>> {
         }
     }
     rules
+}
+
+fn toml_to_json(v: &Value) -> Json {
+    serde_json::to_value(v).expect("a TOML value converts to JSON")
+}
+
+fn toml_str<'a>(t: &'a Value, key: &str) -> Option<&'a str> {
+    t.get(key).and_then(Value::as_str)
+}
+
+/// The policy of an evaluation case file (`tests/data/eval/`): its `[[source]]` tables in order.
+pub fn eval_case_policy(doc: &Value, file: &str) -> Result<LoadedPolicy, String> {
+    let mut p = LoadedPolicy::new();
+    for (i, src) in doc
+        .get("source")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let name = toml_str(src, "name").map_or_else(|| format!("source{i}"), str::to_string);
+        let root = match toml_str(src, "root") {
+            Some(r) => SourceRoot::Dir(PathBuf::from(r)),
+            None => SourceRoot::Project,
+        };
+        let r = if let Some(text) = toml_str(src, "tuff") {
+            p.add_tuff_text(text, &name, None, SourceKind::Tuff, root)
+                .map(|_| ())
+        } else {
+            let perms = |k: &str| -> Json { src.get(k).map_or(Json::Array(vec![]), toml_to_json) };
+            let mut permissions = serde_json::json!({
+                "allow": perms("allow"), "ask": perms("ask"), "deny": perms("deny"),
+            });
+            if let Some(dirs) = src.get("additional_directories") {
+                permissions["additionalDirectories"] = toml_to_json(dirs);
+            }
+            if let Some(m) = toml_str(src, "default_mode") {
+                permissions["defaultMode"] = Json::String(m.to_string());
+            }
+            let text = serde_json::json!({ "permissions": permissions }).to_string();
+            p.add_settings_text(&text, &name, None, SourceKind::Settings, root)
+                .map(|_| ())
+        };
+        r.map_err(|e| format!("{file}: source {i} does not load: {e}"))?;
+    }
+    Ok(p)
+}
+
+/// A case's context and mode (its keys, else the file's `[context]`).
+pub fn eval_case_context(
+    defaults: Option<&Value>,
+    case: &Value,
+) -> Result<(EvalContext, Option<PermissionMode>), String> {
+    let get = |k: &str| toml_str(case, k).or_else(|| defaults.and_then(|d| toml_str(d, k)));
+    let cwd = get("cwd").unwrap_or("/project");
+    let mut ctx = EvalContext::new(cwd).map_err(|e| e.to_string())?;
+    if let Some(p) = get("project_dir") {
+        ctx = ctx.with_project_dir(p).map_err(|e| e.to_string())?;
+    }
+    if let Some(h) = get("home") {
+        ctx = ctx.with_home(h).map_err(|e| e.to_string())?;
+    }
+    let dirs = case
+        .get("additional_dirs")
+        .or_else(|| defaults.and_then(|d| d.get("additional_dirs")));
+    for d in dirs.and_then(Value::as_array).into_iter().flatten() {
+        ctx = ctx
+            .with_additional_dir(d.as_str().unwrap_or_default())
+            .map_err(|e| e.to_string())?;
+    }
+    let mode = match get("mode") {
+        Some(m) => Some(m.parse::<PermissionMode>().map_err(|e| e.to_string())?),
+        None => None,
+    };
+    Ok((ctx, mode))
+}
+
+/// A case's call (`bash = "…"` or a `call` table).
+pub fn eval_case_call(case: &Value) -> Result<ToolCall, String> {
+    if let Some(cmd) = toml_str(case, "bash") {
+        return ToolCall::from_json(
+            &serde_json::json!({"tool": "Bash", "input": {"command": cmd}}),
+        )
+        .map_err(|e| e.to_string());
+    }
+    let call = case.get("call").ok_or("a case needs call or bash")?;
+    let mut json = toml_to_json(call);
+    if let Some(text) = toml_str(call, "input_json") {
+        let input: Json = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        json["input"] = input;
+        if let Some(o) = json.as_object_mut() {
+            o.remove("input_json");
+        }
+    }
+    ToolCall::from_json(&json).map_err(|e| e.to_string())
 }
