@@ -171,6 +171,29 @@ pub fn file_is_image(path: &Path) -> bool {
         .is_ok_and(|()| is_image(&head))
 }
 
+/// The bytes of the file at `path` when it starts like a toolgate image,
+/// read through one open (`None` when it does not, or cannot be opened or
+/// read that far: what loading it as a policy file reports); an error
+/// naming it when an image cannot be read to its end.
+pub fn read_if_image(path: &Path) -> Result<Option<Vec<u8>>, Error> {
+    use std::io::Read as _;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Ok(None);
+    };
+    let mut head = [0u8; MAGIC.len()];
+    if file.read_exact(&mut head).is_err() || !is_image(&head) {
+        return Ok(None);
+    }
+    let name = path.display().to_string();
+    let len = file.metadata().map_or(0, |m| m.len());
+    let mut bytes = Vec::new();
+    let _ = bytes.try_reserve_exact(usize::try_from(len).unwrap_or(0));
+    bytes.extend_from_slice(&head);
+    file.read_to_end(&mut bytes)
+        .map_err(|e| unreadable(&e, &name))?;
+    Ok(Some(bytes))
+}
+
 /// Whether `bytes` start like a toolgate image (of any kind or version).
 pub fn is_image(bytes: &[u8]) -> bool {
     bytes.starts_with(MAGIC)
@@ -321,16 +344,16 @@ impl DecidingImage {
 
 /// The bytes of the image at `path` (`name` names it in errors).
 fn read_file(path: &Path, name: &str) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|e| {
-        Error::new(
-            ErrorKind::Io,
-            format!(
-                "cannot read the image: {}",
-                crate::rule::tuff::io_clause(&e)
-            ),
-        )
-        .with_source(name)
-    })
+    std::fs::read(path).map_err(|e| unreadable(&e, name))
+}
+
+/// The error of an image (`name`) that cannot be read.
+fn unreadable(e: &std::io::Error, name: &str) -> Error {
+    Error::new(
+        ErrorKind::Io,
+        format!("cannot read the image: {}", crate::rule::tuff::io_clause(e)),
+    )
+    .with_source(name)
 }
 
 /// An error naming the image (`name`) and the first of `probes` that
