@@ -54,6 +54,16 @@ impl Setup {
     }
 
     fn hook_in(&self, command: &str, build: Option<&str>, cache: &Path) -> (String, i32, String) {
+        self.hook_env(command, build, cache, &[])
+    }
+
+    fn hook_env(
+        &self,
+        command: &str,
+        build: Option<&str>,
+        cache: &Path,
+        env: &[(&str, &str)],
+    ) -> (String, i32, String) {
         let input = serde_json::json!({
             "session_id": "s", "cwd": self.project, "permission_mode": "default",
             "hook_event_name": "PreToolUse", "tool_name": "Bash",
@@ -65,6 +75,9 @@ impl Setup {
             .env("CLAUDE_PROJECT_DIR", &self.project)
             .env("TOOLGATE_CACHE_DIR", cache)
             .env_remove("XDG_CACHE_HOME")
+            .env_remove("TOOLGATE_CACHE_MAX_ENTRIES")
+            .env_remove("TOOLGATE_CACHE_MAX_BYTES")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -288,4 +301,26 @@ fn eval_uses_the_cache_too() {
     assert_eq!(s.entries(), stored, "loaded, not rebuilt");
     s.write("settings.local.json", &[], &["Bash(git status)"]);
     assert!(run().contains(r#""decision":"deny""#));
+}
+
+#[test]
+fn projects_sharing_a_cache_keep_to_its_entry_budget() {
+    let shared = temp_dir("budget-shared");
+    let env = [("TOOLGATE_CACHE_MAX_ENTRIES", "2")];
+    let projects: Vec<Setup> = (0..4)
+        .map(|i| Setup::new(&format!("budget-{i}"), &["Bash(git status)"]))
+        .collect();
+    let count = || std::fs::read_dir(&shared).unwrap().count();
+    let mut seen = Vec::new();
+    for p in &projects {
+        let (d, code, err) = p.hook_env("git status", None, &shared, &env);
+        assert_eq!((d.as_str(), code), ("allow", 0), "{err}");
+        seen.push(count());
+    }
+    assert_eq!(seen, [1, 2, 2, 2]);
+    // Without the variable, the default budget keeps them all.
+    for p in &projects {
+        assert_eq!(p.hook_env("git status", None, &shared, &[]).0, "allow");
+    }
+    assert_eq!(count(), 4);
 }

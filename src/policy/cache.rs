@@ -591,3 +591,84 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        let cases = [
+            ("1000", Some(1000)),
+            ("64K", Some(64 << 10)),
+            ("64k", Some(64 << 10)),
+            ("128M", Some(128 << 20)),
+            ("128MiB", Some(128 << 20)),
+            ("2G", Some(2 << 30)),
+            ("2GB", Some(2 << 30)),
+            (" 5 M ", Some(5 << 20)),
+            ("", None),
+            ("M", None),
+            ("-1", None),
+            ("1.5M", None),
+            ("12T", None),
+            ("99999999999999999999G", None),
+            ("18446744073709551615G", None),
+        ];
+        let wrong: Vec<_> = cases
+            .iter()
+            .filter(|(text, want)| parse_size(text) != *want)
+            .map(|(text, want)| format!("{text:?}: {:?}, not {want:?}", parse_size(text)))
+            .collect();
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
+    #[test]
+    fn files_are_told_apart_by_name() {
+        let cases = [
+            ("0123456789abcdef.tgimage", FileKind::Entry { build: None }),
+            (
+                "89abcdef-0123456789abcdef.tgimage",
+                FileKind::Entry {
+                    build: Some(0x89ab_cdef),
+                },
+            ),
+            (".0123456789abcdef.tgimage.12.345.tmp", FileKind::Temporary),
+            (
+                ".89abcdef-0123456789abcdef.tgimage.1.2.tmp",
+                FileKind::Temporary,
+            ),
+            ("0123456789ABCDEF.tgimage", FileKind::Other),
+            ("0123456789abcde.tgimage", FileKind::Other),
+            ("89abcdef-0123456789abcdef.tgimage.tmp", FileKind::Other),
+            ("89abcdef_0123456789abcdef.tgimage", FileKind::Other),
+            ("-0123456789abcdef.tgimage", FileKind::Other),
+            (".0123456789abcdef.tgimage.1.tmp", FileKind::Other),
+            (".0123456789abcdef.tgimage..2.tmp", FileKind::Other),
+            (".x.tgimage.1.2.tmp", FileKind::Other),
+            ("policy.tgimage", FileKind::Other),
+            ("é.tgimage", FileKind::Other),
+            ("", FileKind::Other),
+        ];
+        let wrong: Vec<_> = cases
+            .iter()
+            .filter(|(name, want)| file_kind(name) != *want)
+            .map(|(name, want)| format!("{name:?}: {:?}, not {want:?}", file_kind(name)))
+            .collect();
+        assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
+    #[test]
+    fn an_entry_is_named_by_this_builds_tag() {
+        let cache = ImageCache::new("/nonexistent-cache");
+        let entry = cache.entry("{}");
+        let name = entry.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        assert_eq!(
+            file_kind(name),
+            FileKind::Entry {
+                build: Some(build_tag())
+            }
+        );
+        assert_ne!(cache.entry("{}"), cache.entry("{\"x\":1}"));
+    }
+}
