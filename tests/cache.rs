@@ -324,3 +324,19 @@ fn projects_sharing_a_cache_keep_to_its_entry_budget() {
     }
     assert_eq!(count(), 4);
 }
+
+#[test]
+fn a_settled_settings_file_edited_in_place_makes_a_fresh_image() {
+    // Settled: changed more than the three seconds before it is read
+    // that let an entry record its status and check freshness by it.
+    let s = Setup::new("settled", &["Bash(git status)"]);
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    assert_eq!(s.hook("git status", None).0, "allow");
+    let stored = s.entries();
+    assert_eq!(s.hook("git status", None).0, "allow");
+    assert_eq!(s.entries(), stored, "a hit");
+    // The same length, another rule, written in place at once.
+    s.write("settings.json", &["Bash(git statux)"], &[]);
+    assert_eq!(s.hook("git status", None).0, "none");
+    assert_eq!(s.hook("git statux", None).0, "allow");
+}
