@@ -307,8 +307,9 @@ impl ImageCache {
         let len = usize::try_from(meta.len()).ok()?;
         let mut bytes = Vec::new();
         bytes.try_reserve_exact(len).ok()?;
-        bytes.resize(len, 0);
-        file.read_exact(&mut bytes).ok()?;
+        // Into the buffer as it is (not zeroed first), and no read past
+        // the length.
+        (&mut file).take(meta.len()).read_to_end(&mut bytes).ok()?;
         mark_used(&file, &meta);
         Some((bytes, path.display().to_string()))
     }

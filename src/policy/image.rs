@@ -280,12 +280,22 @@ pub fn read_if_image(path: &Path) -> Result<Option<Vec<u8>>, Error> {
         return Ok(None);
     }
     let name = path.display().to_string();
-    let len = file.metadata().map_or(0, |m| m.len());
+    let fail = |e: std::io::Error| unreadable(&e, &name);
+    // As long as the file was when opened: an image that is being
+    // rewritten in place fails its frame's length and checksum anyway.
+    let len = file.metadata().map_err(fail)?.len();
     let mut bytes = Vec::new();
-    let _ = bytes.try_reserve_exact(usize::try_from(len).unwrap_or(0));
+    bytes
+        .try_reserve_exact(usize::try_from(len).unwrap_or(usize::MAX))
+        .map_err(|_| fail(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
     bytes.extend_from_slice(&head);
-    file.read_to_end(&mut bytes)
-        .map_err(|e| unreadable(&e, &name))?;
+    // Into the buffer as it is (not zeroed first), and no read past the
+    // length.
+    let rest = len.saturating_sub(head.len() as u64);
+    (&mut file)
+        .take(rest)
+        .read_to_end(&mut bytes)
+        .map_err(fail)?;
     Ok(Some(bytes))
 }
 
