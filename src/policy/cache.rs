@@ -340,8 +340,9 @@ impl ImageCache {
         let now = SystemTime::now();
         let this_build = build_tag();
         let limits = &self.limits;
+        // The size of the entry kept, if it is there.
+        let mut kept: Option<u64> = None;
         // (last use, name, bytes) of the entries that may stay.
-        let mut kept_first: Option<u64> = None;
         let mut candidates: Vec<(SystemTime, std::ffi::OsString, u64)> = Vec::new();
         let remove = |name: &std::ffi::OsStr| std::fs::remove_file(self.dir.join(name)).is_ok();
         for item in listing.take(MAX_SCAN).flatten() {
@@ -370,7 +371,7 @@ impl ImageCache {
                 }
                 FileKind::Entry { build } => {
                     if Some(name.as_os_str()) == keep {
-                        kept_first = Some(meta.len());
+                        kept = Some(meta.len());
                         continue;
                     }
                     let expired = idle > limits.max_idle
@@ -379,15 +380,15 @@ impl ImageCache {
                         candidates.push((used, name, meta.len()));
                     } else if remove(&name) {
                         evicted.entries += 1;
-                        evicted.bytes += meta.len();
+                        evicted.bytes = evicted.bytes.saturating_add(meta.len());
                     }
                 }
             }
         }
         // Most recently used first; the newest that fit stay.
         candidates.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        let mut count = usize::from(kept_first.is_some());
-        let mut bytes = kept_first.unwrap_or(0);
+        let mut count = usize::from(kept.is_some());
+        let mut bytes = kept.unwrap_or(0);
         let mut full = false;
         for (_, name, len) in candidates {
             full =
@@ -397,7 +398,7 @@ impl ImageCache {
                 bytes += len;
             } else if remove(&name) {
                 evicted.entries += 1;
-                evicted.bytes += len;
+                evicted.bytes = evicted.bytes.saturating_add(len);
             }
         }
         evicted
