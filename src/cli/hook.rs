@@ -496,13 +496,14 @@ fn load_evaluator(
     } else {
         ImageCache::from_env()
     };
-    let recipe = cache
-        .as_ref()
-        .map(|_| opts.policy.recipe(&roots, tuff_starts, ENGINE));
-    let hit = || match (&cache, &recipe) {
-        (Some(cache), Some(recipe)) => cache.load_to_decide(recipe),
-        _ => None,
+    // Made when first needed: an image named as one never needs it.
+    let recipe = std::cell::OnceCell::new();
+    let recipe = || {
+        recipe
+            .get_or_init(|| opts.policy.recipe(&roots, tuff_starts, ENGINE))
+            .as_str()
     };
+    let hit = || cache.as_ref()?.load_to_decide(recipe());
     let named_image = opts
         .policy
         .sole_file()
@@ -525,9 +526,9 @@ fn load_evaluator(
             .configure(Config::one_shot())
             .build(p.rules().to_vec())
     };
-    match (&cache, &recipe) {
-        (Some(cache), Some(recipe)) => Ok(cache.build_evaluator(recipe, load, compile)?.0),
-        _ => {
+    match &cache {
+        Some(cache) => Ok(cache.build_evaluator(recipe(), load, compile)?.0),
+        None => {
             let policy = load()?;
             let compiled = compile(&policy)?;
             let evaluator = Evaluator::with_compiled(&policy, compiled)?;
