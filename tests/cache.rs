@@ -54,6 +54,16 @@ impl Setup {
     }
 
     fn hook_in(&self, command: &str, build: Option<&str>, cache: &Path) -> (String, i32, String) {
+        self.hook_env(command, build, cache, &[])
+    }
+
+    fn hook_env(
+        &self,
+        command: &str,
+        build: Option<&str>,
+        cache: &Path,
+        env: &[(&str, &str)],
+    ) -> (String, i32, String) {
         let input = serde_json::json!({
             "session_id": "s", "cwd": self.project, "permission_mode": "default",
             "hook_event_name": "PreToolUse", "tool_name": "Bash",
@@ -65,6 +75,9 @@ impl Setup {
             .env("CLAUDE_PROJECT_DIR", &self.project)
             .env("TOOLGATE_CACHE_DIR", cache)
             .env_remove("XDG_CACHE_HOME")
+            .env_remove("TOOLGATE_CACHE_MAX_ENTRIES")
+            .env_remove("TOOLGATE_CACHE_MAX_BYTES")
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -288,4 +301,42 @@ fn eval_uses_the_cache_too() {
     assert_eq!(s.entries(), stored, "loaded, not rebuilt");
     s.write("settings.local.json", &[], &["Bash(git status)"]);
     assert!(run().contains(r#""decision":"deny""#));
+}
+
+#[test]
+fn projects_sharing_a_cache_keep_to_its_entry_budget() {
+    let shared = temp_dir("budget-shared");
+    let env = [("TOOLGATE_CACHE_MAX_ENTRIES", "2")];
+    let projects: Vec<Setup> = (0..4)
+        .map(|i| Setup::new(&format!("budget-{i}"), &["Bash(git status)"]))
+        .collect();
+    let count = || std::fs::read_dir(&shared).unwrap().count();
+    let mut seen = Vec::new();
+    for p in &projects {
+        let (d, code, err) = p.hook_env("git status", None, &shared, &env);
+        assert_eq!((d.as_str(), code), ("allow", 0), "{err}");
+        seen.push(count());
+    }
+    assert_eq!(seen, [1, 2, 2, 2]);
+    // Without the variable, the default budget keeps them all.
+    for p in &projects {
+        assert_eq!(p.hook_env("git status", None, &shared, &[]).0, "allow");
+    }
+    assert_eq!(count(), 4);
+}
+
+#[test]
+fn a_settled_settings_file_edited_in_place_makes_a_fresh_image() {
+    // Settled: changed more than the three seconds before it is read
+    // that let an entry record its status and check freshness by it.
+    let s = Setup::new("settled", &["Bash(git status)"]);
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    assert_eq!(s.hook("git status", None).0, "allow");
+    let stored = s.entries();
+    assert_eq!(s.hook("git status", None).0, "allow");
+    assert_eq!(s.entries(), stored, "a hit");
+    // The same length, another rule, written in place at once.
+    s.write("settings.json", &["Bash(git statux)"], &[]);
+    assert_eq!(s.hook("git status", None).0, "none");
+    assert_eq!(s.hook("git statux", None).0, "allow");
 }

@@ -401,3 +401,75 @@ fn corpus_policies_round_trip() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(checked > 500, "only {checked} decisions compared");
 }
+
+/// The hook looks in the image cache before it opens a sole `--policy
+/// FILE` to see whether it is an image: a file cached as settings that
+/// has since been replaced by an image is a miss, and the image decides;
+/// replaced by settings again, the settings do.
+#[test]
+fn a_cached_settings_file_replaced_by_an_image_is_decided_by_the_image() {
+    let dir = temp_dir("replaced");
+    let policy = dir.join("policy.json");
+    std::fs::write(
+        &policy,
+        r#"{"permissions": {"allow": ["Bash(git status)"]}}"#,
+    )
+    .unwrap();
+    let other = dir.join("other.json");
+    std::fs::write(&other, r#"{"permissions": {"deny": ["Bash(git status)"]}}"#).unwrap();
+    let hook = |file: &str| {
+        let out = toolgate(
+            &["hook", "claude", "--policy", file],
+            &hook_input(&dir, "git status"),
+            &dir,
+            &[],
+        );
+        (text(&out.stdout), out.status.code())
+    };
+    let first = hook("policy.json");
+    assert!(first.0.contains(r#""allow""#), "{first:?}");
+    assert_eq!(hook("policy.json"), first, "from the cache");
+    let out = toolgate(
+        &["compile", "--policy", "other.json", "-o", "other.tgimage"],
+        "",
+        &dir,
+        &[],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::copy(dir.join("other.tgimage"), &policy).unwrap();
+    let (answer, code) = hook("policy.json");
+    assert!(answer.contains(r#""deny""#), "{answer}");
+    assert!(answer.contains("other.json"), "{answer}");
+    assert_eq!(code, Some(0));
+    std::fs::write(
+        &policy,
+        r#"{"permissions": {"allow": ["Bash(git status)"]}}"#,
+    )
+    .unwrap();
+    assert_eq!(hook("policy.json"), first);
+}
+
+/// An image named `*.tgimage` is opened first; one such name that holds
+/// settings is still loaded as settings, through the cache.
+#[test]
+fn settings_named_like_an_image_load_as_settings() {
+    let dir = temp_dir("named");
+    std::fs::write(
+        dir.join("p.tgimage"),
+        r#"{"permissions": {"allow": ["Bash(git status)"]}}"#,
+    )
+    .unwrap();
+    let run = || {
+        let out = toolgate(
+            &["hook", "claude", "--policy", "p.tgimage"],
+            &hook_input(&dir, "git status"),
+            &dir,
+            &[],
+        );
+        text(&out.stdout)
+    };
+    assert!(run().contains(r#""allow""#));
+    let entries = std::fs::read_dir(dir.join("cache")).unwrap().count();
+    assert_eq!(entries, 1);
+    assert!(run().contains(r#""allow""#));
+}

@@ -472,6 +472,12 @@ fn env_dir(var: &str) -> Option<PathBuf> {
 /// An image (given or cached) is decoded to decide with only
 /// ([`DecidingImage`]). A hook answers one call and exits: it compiles
 /// with [`Config::one_shot`], which builds no automaton it will not walk.
+///
+/// The cache is looked in before a sole `--policy FILE` is opened to see
+/// whether it is an image (unless it is named `*.tgimage`): an entry
+/// exists only for a policy loaded from its sources, and its freshness
+/// covers that file, so a file that has since become an image is a miss.
+/// Either order gives the same answer; this one spares a hit the open.
 fn load_evaluator(
     opts: &HookOpts,
     project: &Path,
@@ -484,29 +490,44 @@ fn load_evaluator(
              or --allow/--ask/--deny RULE",
         ));
     }
-    if let Some(path) = opts.policy.sole_image() {
+    let roots = ClaudeRoots::system(project.to_path_buf());
+    let cache = if opts.no_cache {
+        None
+    } else {
+        ImageCache::from_env()
+    };
+    // Made when first needed: an image named as one never needs it.
+    let recipe = std::cell::OnceCell::new();
+    let recipe = || {
+        recipe
+            .get_or_init(|| opts.policy.recipe(&roots, tuff_starts, ENGINE))
+            .as_str()
+    };
+    let hit = || cache.as_ref()?.load_to_decide(recipe());
+    let named_image = opts
+        .policy
+        .sole_file()
+        .is_some_and(|p| p.extension().is_some_and(|e| e == "tgimage"));
+    if !named_image && let Some(image) = hit() {
+        return image.into_evaluator();
+    }
+    if let Some((path, bytes)) = opts.policy.sole_image()? {
         let name = path.display().to_string();
-        let image = DecidingImage::read(path)?;
+        let image = DecidingImage::from_bytes(bytes, &name)?;
         image.check_fresh(&name)?;
         return image.into_evaluator();
     }
-    let roots = ClaudeRoots::system(project.to_path_buf());
+    if named_image && let Some(image) = hit() {
+        return image.into_evaluator();
+    }
     let load = || opts.policy.load_from(&roots, tuff_starts);
     let compile = |p: &LoadedPolicy| {
         Policy::builder()
             .configure(Config::one_shot())
             .build(p.rules().to_vec())
     };
-    let cache = if opts.no_cache {
-        None
-    } else {
-        ImageCache::from_env()
-    };
-    match cache {
-        Some(cache) => {
-            let recipe = opts.policy.recipe(&roots, tuff_starts, ENGINE);
-            Ok(cache.evaluator(&recipe, load, compile)?.0)
-        }
+    match &cache {
+        Some(cache) => Ok(cache.build_evaluator(recipe(), load, compile)?.0),
         None => {
             let policy = load()?;
             let compiled = compile(&policy)?;

@@ -163,9 +163,9 @@ impl PolicyArgs {
         tuff_starts: &[PathBuf],
         how: &Compiling,
     ) -> Result<(LoadedPolicy, Policy), Error> {
-        if let Some(path) = self.sole_image() {
+        if let Some((path, bytes)) = self.sole_image()? {
             let name = path.display().to_string();
-            let image = PolicyImage::read(path)?;
+            let image = PolicyImage::from_bytes(&bytes, &name)?;
             image.check_fresh(&name)?;
             return Ok(image.into_parts());
         }
@@ -189,16 +189,24 @@ impl PolicyArgs {
         }
     }
 
-    /// The precompiled image given as the only source of rules, if so.
-    pub(crate) fn sole_image(&self) -> Option<&Path> {
+    /// The file given as the only source of rules, if one is.
+    pub(crate) fn sole_file(&self) -> Option<&Path> {
         let alone = self.policy.len() == 1
             && !self.claude_settings
             && self.tuff.is_empty()
             && self.allow.is_empty()
             && self.ask.is_empty()
             && self.deny.is_empty();
-        let path = self.policy.first().filter(|_| alone)?;
-        image::file_is_image(path).then_some(path.as_path())
+        self.policy.first().filter(|_| alone).map(PathBuf::as_path)
+    }
+
+    /// The precompiled image given as the only source of rules, if so,
+    /// and its bytes (the file opened and read once).
+    pub(crate) fn sole_image(&self) -> Result<Option<(&Path, Vec<u8>)>, Error> {
+        let Some(path) = self.sole_file() else {
+            return Ok(None);
+        };
+        Ok(image::read_if_image(path)?.map(|bytes| (path, bytes)))
     }
 }
 

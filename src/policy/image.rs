@@ -68,6 +68,9 @@ pub enum Probe {
         path: PathBuf,
         /// The checksum of its contents.
         hash: u64,
+        /// Its status when read, when that status can later stand for
+        /// its contents ([`Stamp`]).
+        stamp: Option<Stamp>,
     },
     /// A file looked for and not found (a settings file of the hierarchy, a
     /// place an installed tuff policy was searched for).
@@ -84,12 +87,96 @@ pub enum Probe {
     },
 }
 
+/// What a file's status said when its contents were read: device, inode,
+/// size, and the times of its last modification and last status change
+/// (to the nanosecond). A file whose status still says all of this has
+/// the contents it had, so freshness is one `stat` instead of reading
+/// and checksumming the file.
+///
+/// That holds only for a status that had *settled* when it was taken: a
+/// file changed within [`Stamp::SETTLE`] of its reading gets no stamp
+/// (and is read and checksummed at every check, as files without one
+/// are). Every change of a file's contents sets its status-change time to
+/// the present, which nobody can set otherwise; a change after the
+/// reading therefore gives a later time than one taken more than
+/// `SETTLE` before it, even on file systems with coarse times (FAT's
+/// two-second modification times) and with the kernel's file clock a tick
+/// behind the system clock. What it does not cover is a file server
+/// whose clock runs more than `SETTLE` behind, changing a file twice
+/// within one of its clock ticks around the reading.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    /// How long before a file is read its last change must lie for its
+    /// status to be recorded.
+    pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(3);
+
+    /// The stamp of a file's status (`None` where the platform has no
+    /// inode numbers and status-change times).
+    #[cfg(unix)]
+    pub fn of(m: &std::fs::Metadata) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        Some(Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        })
+    }
+
+    /// The stamp of a file's status (`None` where the platform has no
+    /// inode numbers and status-change times).
+    #[cfg(not(unix))]
+    pub fn of(_m: &std::fs::Metadata) -> Option<Stamp> {
+        None
+    }
+
+    /// The stamp of the file at `path` whose contents have the checksum
+    /// `hash`, if it can stand for them: the file is read again through
+    /// one open, between two identical statuses of the open file, its
+    /// contents have that checksum, and its last change lies more than
+    /// `settle` before this began.
+    pub(crate) fn taken(path: &Path, hash: u64, settle: std::time::Duration) -> Option<Stamp> {
+        use std::io::Read as _;
+        let began = std::time::SystemTime::now();
+        let mut file = std::fs::File::open(path).ok()?;
+        let before = Stamp::of(&file.metadata().ok()?)?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).ok()?;
+        let after = Stamp::of(&file.metadata().ok()?)?;
+        let settled = |(secs, nanos): (i64, i64)| {
+            let limit = began.checked_sub(settle)?;
+            let since = limit.duration_since(std::time::UNIX_EPOCH).ok()?;
+            let (limit_secs, limit_nanos) = (
+                i64::try_from(since.as_secs()).ok()?,
+                i64::from(since.subsec_nanos()),
+            );
+            Some((secs, nanos) < (limit_secs, limit_nanos))
+        };
+        let good = before == after
+            && checksum(&bytes) == hash
+            && settled(before.mtime) == Some(true)
+            && settled(before.ctime) == Some(true);
+        good.then_some(before)
+    }
+}
+
 impl Probe {
     /// A file read with contents `text`.
     pub(crate) fn read(path: &Path, text: &str) -> Probe {
+        let hash = checksum(text.as_bytes());
         Probe::File {
             path: absolute(path),
-            hash: checksum(text.as_bytes()),
+            hash,
+            stamp: Stamp::taken(path, hash, Stamp::SETTLE),
         }
     }
 
@@ -101,9 +188,17 @@ impl Probe {
     }
 
     /// `None` when what was recorded still holds, else why not (a clause).
+    /// A file read is unchanged when its status is still its [`Stamp`]
+    /// (one `stat`), else when its contents still have their checksum.
     pub fn changed(&self) -> Option<String> {
         match self {
-            Probe::File { path, hash } => match std::fs::read(path) {
+            Probe::File { path, stamp, .. }
+                if stamp.is_some()
+                    && std::fs::metadata(path).is_ok_and(|m| Stamp::of(&m) == *stamp) =>
+            {
+                None
+            }
+            Probe::File { path, hash, .. } => match std::fs::read(path) {
                 Ok(bytes) if checksum(&bytes) == *hash => None,
                 Ok(_) => Some(format!("{} changed", path.display())),
                 Err(_) => Some(format!("{} can no longer be read", path.display())),
@@ -169,6 +264,39 @@ pub fn file_is_image(path: &Path) -> bool {
     std::fs::File::open(path)
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok_and(|()| is_image(&head))
+}
+
+/// The bytes of the file at `path` when it starts like a toolgate image,
+/// read through one open (`None` when it does not, or cannot be opened or
+/// read that far: what loading it as a policy file reports); an error
+/// naming it when an image cannot be read to its end.
+pub fn read_if_image(path: &Path) -> Result<Option<Vec<u8>>, Error> {
+    use std::io::Read as _;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return Ok(None);
+    };
+    let mut head = [0u8; MAGIC.len()];
+    if file.read_exact(&mut head).is_err() || !is_image(&head) {
+        return Ok(None);
+    }
+    let name = path.display().to_string();
+    let fail = |e: std::io::Error| unreadable(&e, &name);
+    // As long as the file was when opened: an image that is being
+    // rewritten in place fails its frame's length and checksum anyway.
+    let len = file.metadata().map_err(fail)?.len();
+    let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(usize::try_from(len).unwrap_or(usize::MAX))
+        .map_err(|_| fail(std::io::Error::from(std::io::ErrorKind::OutOfMemory)))?;
+    bytes.extend_from_slice(&head);
+    // Into the buffer as it is (not zeroed first), and no read past the
+    // length.
+    let rest = len.saturating_sub(head.len() as u64);
+    (&mut file)
+        .take(rest)
+        .read_to_end(&mut bytes)
+        .map_err(fail)?;
+    Ok(Some(bytes))
 }
 
 /// Whether `bytes` start like a toolgate image (of any kind or version).
@@ -321,16 +449,16 @@ impl DecidingImage {
 
 /// The bytes of the image at `path` (`name` names it in errors).
 fn read_file(path: &Path, name: &str) -> Result<Vec<u8>, Error> {
-    std::fs::read(path).map_err(|e| {
-        Error::new(
-            ErrorKind::Io,
-            format!(
-                "cannot read the image: {}",
-                crate::rule::tuff::io_clause(&e)
-            ),
-        )
-        .with_source(name)
-    })
+    std::fs::read(path).map_err(|e| unreadable(&e, name))
+}
+
+/// The error of an image (`name`) that cannot be read.
+fn unreadable(e: &std::io::Error, name: &str) -> Error {
+    Error::new(
+        ErrorKind::Io,
+        format!("cannot read the image: {}", crate::rule::tuff::io_clause(e)),
+    )
+    .with_source(name)
 }
 
 /// An error naming the image (`name`) and the first of `probes` that
@@ -580,10 +708,19 @@ fn write_policy(w: &mut Enc, p: &LoadedPolicy) -> Result<(), Error> {
     w.len(p.probes.len());
     for probe in &p.probes {
         match probe {
-            Probe::File { path, hash } => {
-                w.u8(0);
+            Probe::File { path, hash, stamp } => {
+                w.u8(if stamp.is_some() { 3 } else { 0 });
                 w.bytes(path_str(path)?.as_bytes());
                 w.u64(*hash);
+                if let Some(st) = stamp {
+                    for x in [st.dev, st.ino, st.size] {
+                        w.u64(x);
+                    }
+                    for (secs, nanos) in [st.mtime, st.ctime] {
+                        w.u64(secs as u64);
+                        w.u64(nanos as u64);
+                    }
+                }
             }
             Probe::Missing { path } => {
                 w.u8(1);
@@ -688,9 +825,20 @@ fn read_policy(r: &mut Dec<'_>, keep: &Keep) -> Result<(LoadedPolicy, Rules, Vec
     let n = r.len()?;
     for _ in 0..n {
         let probe = match r.u8()? {
-            0 => Probe::File {
+            code @ (0 | 3) => Probe::File {
                 path: PathBuf::from(r.str()?),
                 hash: r.u64()?,
+                stamp: if code == 3 {
+                    Some(Stamp {
+                        dev: r.u64()?,
+                        ino: r.u64()?,
+                        size: r.u64()?,
+                        mtime: (r.u64()? as i64, r.u64()? as i64),
+                        ctime: (r.u64()? as i64, r.u64()? as i64),
+                    })
+                } else {
+                    None
+                },
             },
             1 => Probe::Missing {
                 path: PathBuf::from(r.str()?),
@@ -1533,6 +1681,124 @@ mod tests {
         assert_eq!(back.policy(), img.policy());
         assert_eq!(back.recipe(), "recipe");
         assert!(!back.policy().warnings().is_empty());
+    }
+
+    /// A file of its own in the temporary directory, holding `text`.
+    fn temp_file(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("toolgate-stamp-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn probes_round_trip_with_and_without_stamps() {
+        let mut img = sample();
+        let path = temp_file("round-trip.json", "{}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let hash = checksum(b"{}");
+        let stamp = Stamp::taken(&path, hash, std::time::Duration::ZERO);
+        assert!(stamp.is_some());
+        img.policy.probes = vec![
+            Probe::File {
+                path: path.clone(),
+                hash,
+                stamp,
+            },
+            Probe::File {
+                path: "/b.json".into(),
+                hash: 7,
+                stamp: None,
+            },
+            Probe::Missing {
+                path: "/c.json".into(),
+            },
+            Probe::Listing {
+                dir: "/d".into(),
+                names: vec!["e.json".into()],
+            },
+        ];
+        let bytes = img.to_bytes().unwrap();
+        let back = PolicyImage::from_bytes(&bytes, "x").unwrap();
+        assert_eq!(back.policy(), img.policy());
+        let deciding = DecidingImage::from_bytes(bytes, "x").unwrap();
+        assert_eq!(deciding.facts.probes(), img.policy().probes());
+    }
+
+    #[test]
+    fn a_file_changed_within_the_settle_time_gets_no_stamp() {
+        let path = temp_file("settle.json", "{\"a\": 1}");
+        let hash = checksum(b"{\"a\": 1}");
+        assert_eq!(Stamp::taken(&path, hash, Stamp::SETTLE), None);
+        assert!(matches!(
+            Probe::read(&path, "{\"a\": 1}"),
+            Probe::File { stamp: None, .. }
+        ));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(Stamp::taken(&path, hash, std::time::Duration::ZERO).is_some());
+        // Not the contents it is said to stand for: no stamp either.
+        assert_eq!(
+            Stamp::taken(&path, hash ^ 1, std::time::Duration::ZERO),
+            None
+        );
+        assert_eq!(
+            Stamp::taken(
+                &path.with_extension("gone"),
+                hash,
+                std::time::Duration::ZERO
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn a_matching_stamp_is_trusted_without_reading_the_file() {
+        let path = temp_file("trusted.json", "[1]");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let hash = checksum(b"[1]");
+        let stamp = Stamp::taken(&path, hash, std::time::Duration::ZERO);
+        assert!(stamp.is_some());
+        let probe = |hash, stamp| Probe::File {
+            path: path.clone(),
+            hash,
+            stamp,
+        };
+        // A wrong checksum under a matching stamp is never looked at.
+        assert_eq!(probe(hash ^ 1, stamp).changed(), None);
+        assert_eq!(probe(hash, None).changed(), None);
+        assert!(probe(hash ^ 1, None).changed().is_some());
+    }
+
+    #[test]
+    fn a_file_whose_status_moved_is_read_and_checksummed() {
+        let path = temp_file("moved.json", "[1]");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let hash = checksum(b"[1]");
+        let stamp = Stamp::taken(&path, hash, std::time::Duration::ZERO);
+        assert!(stamp.is_some());
+        let probe = Probe::File {
+            path: path.clone(),
+            hash,
+            stamp,
+        };
+        // The same contents written again: the status moved, the
+        // checksum holds.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&path, "[1]").unwrap();
+        assert_eq!(probe.changed(), None);
+        // Other contents of the same length.
+        std::fs::write(&path, "[2]").unwrap();
+        assert!(probe.changed().is_some());
+        // Replaced by another file with the old contents and times.
+        let other = temp_file("moved-other.json", "[1]");
+        let mtime = std::fs::metadata(&other).unwrap().modified().unwrap();
+        std::fs::rename(&other, &path).unwrap();
+        let f = std::fs::File::options().write(true).open(&path).unwrap();
+        f.set_modified(mtime).unwrap();
+        assert_eq!(probe.changed(), None);
+        std::fs::remove_file(&path).unwrap();
+        assert!(probe.changed().is_some());
     }
 
     /// The image decoded to decide with gives every call the verdict and
