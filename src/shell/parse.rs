@@ -58,7 +58,7 @@ fn is_meta(b: u8) -> bool {
 
 /// Bytes `lex_word` stops at: metacharacters, quotes, expansions, glob and
 /// brace characters. Every other byte is plain and is skipped in runs.
-static WORD_STOP: [bool; 256] = byte_set(b" \t\n;&|<>()\\'\"$`*?[]{");
+static WORD_STOP: [bool; 256] = byte_set(b" \t\n;&|<>()\\'\"$`*?[]{~");
 
 /// Bytes the inside of double quotes stops at.
 static DQ_STOP: [bool; 256] = byte_set(b"\"\\$`");
@@ -893,6 +893,9 @@ struct Lexed {
     changed: bool,
     /// Set when a `[` was seen: a later `]` makes the word a glob.
     bracket: bool,
+    /// Set when an unquoted `~` was seen (one inside quotes is looked for
+    /// only in words with quotes).
+    tilde: bool,
 }
 
 /// An answer of [`Parser::keyword`]: where it was asked (`pos`, `end`)
@@ -2376,7 +2379,8 @@ impl<'s> Parser<'s, '_> {
         let src = self.src.get(span.clone()).unwrap_or(&[]);
         // (A plain loop: words are short, and `contains` calls `memchr`.)
         #[allow(clippy::manual_contains)]
-        let kind = if lx.dynamic || (src.iter().any(|&b| b == b'~') && assignment_tilde(src)) {
+        let tilde = lx.tilde || (lx.changed && src.iter().any(|&b| b == b'~'));
+        let kind = if lx.dynamic || (tilde && assignment_tilde(src)) {
             WordKind::Dynamic
         } else if lx.glob {
             WordKind::Glob
@@ -2467,6 +2471,10 @@ impl<'s> Parser<'s, '_> {
                 }
                 b'{' => {
                     lx.brace = true;
+                    self.pos += 1;
+                }
+                b'~' => {
+                    lx.tilde = true;
                     self.pos += 1;
                 }
                 _ if is_meta(b) => break,
