@@ -30,7 +30,10 @@
 //! bodies as raw text, and a hand-written reader can refuse everything it does
 //! not understand (fail closed). It runs in one pass, linear in the input;
 //! recursion is bounded by the nesting limit ([`MAX_DEPTH`]), so no input can
-//! overflow the stack, and nothing panics on any input.
+//! overflow the stack, and nothing panics on any input. Text the reading
+//! makes from its input (scripts given to shells, brace-expanded words, a
+//! group's redirections copied onto its commands) is bounded for the whole
+//! reading by [`MAX_MADE_TEXT`], however it nests.
 //!
 //! Shells started with `-c SCRIPT` (`sh bash zsh dash ksh mksh ash fish`), and
 //! shells fed a here-document, a here-string or a literal script through a
