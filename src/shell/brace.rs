@@ -255,6 +255,64 @@ impl Sequence {
     }
 }
 
+/// `s` split at each `..` (as `str::split("..")` does, left to right),
+/// when that gives two or three parts; by hand, since a word can hold
+/// thousands of groups to look at and `split` with a string pattern builds
+/// a searcher and the parts a vector each time.
+fn split_dots(s: &str) -> Option<Parts<'_>> {
+    let b = s.as_bytes();
+    let mut cuts = [0usize; 2];
+    let mut n = 0;
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] == b'.' && b[i + 1] == b'.' {
+            *cuts.get_mut(n)? = i;
+            n += 1;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    match n {
+        1 => Some(Parts {
+            parts: [s.get(..cuts[0])?, s.get(cuts[0] + 2..)?, ""],
+            len: 2,
+        }),
+        2 => Some(Parts {
+            parts: [
+                s.get(..cuts[0])?,
+                s.get(cuts[0] + 2..cuts[1])?,
+                s.get(cuts[1] + 2..)?,
+            ],
+            len: 3,
+        }),
+        _ => None,
+    }
+}
+
+/// Two or three parts of a sequence.
+struct Parts<'a> {
+    parts: [&'a str; 3],
+    len: usize,
+}
+
+impl<'a> Parts<'a> {
+    fn get(&self, i: usize) -> Option<&'a str> {
+        if i < self.len {
+            self.parts.get(i).copied()
+        } else {
+            None
+        }
+    }
+}
+
+impl<'a> std::ops::Index<usize> for Parts<'a> {
+    type Output = &'a str;
+    fn index(&self, i: usize) -> &&'a str {
+        &self.parts[i.min(2)]
+    }
+}
+
 /// Parses `x..y` or `x..y..n` (integers or single characters).
 fn sequence(inner: &[u8]) -> Option<Sequence> {
     if inner.len() > 64
@@ -265,10 +323,7 @@ fn sequence(inner: &[u8]) -> Option<Sequence> {
         return None;
     }
     let s = std::str::from_utf8(inner).ok()?;
-    let parts: Vec<&str> = s.split("..").collect();
-    if parts.len() != 2 && parts.len() != 3 {
-        return None;
-    }
+    let parts = split_dots(s)?;
     let step: i64 = match parts.get(2) {
         Some(p) => p.parse::<i64>().ok()?.checked_abs()?.max(1),
         None => 1,
