@@ -187,6 +187,44 @@ fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
             fit(format!("(( 1 )); echo{}", " y".repeat(k / 2))),
             None,
         ),
+        // Text made from text (fuzz finding 13 and the shapes found
+        // beside it): bounded by the reading's budget, or read in one pass.
+        (
+            "brace words piped into shells",
+            format!(
+                "echo 'echo {{1..250}}{} | sh -s --;'{{1..250}} | sh",
+                "x".repeat(100)
+            ),
+            Some(Reason::TooMuchText),
+        ),
+        (
+            "sequences in a group",
+            format!("echo {{{}}}", "{1..4000},".repeat(k / 10 - 1)),
+            Some(Reason::TooManyWords),
+        ),
+        (
+            "here-strings into shells × 5,461",
+            fit("bash <<< x; ".repeat(k / 12)),
+            None,
+        ),
+        (
+            "pending here-docs, a script of newlines",
+            fit(format!(
+                "cat {}; sh -c \"{}\"",
+                "<<A ".repeat(8000),
+                "\n".repeat(30_000)
+            )),
+            Some(Reason::Unterminated),
+        ),
+        (
+            "group redirections 8,000 × 8,000",
+            fit(format!(
+                "{{ {} }} {}",
+                "a;".repeat(8000),
+                ">a ".repeat(8000)
+            )),
+            Some(Reason::TooMuchText),
+        ),
     ]
 }
 

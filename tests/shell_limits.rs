@@ -198,3 +198,107 @@ fn value_as_code_after_repeated_words() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// What a reading holds beyond its input: the text of the scripts shells
+/// were given, and the words, assignment values and redirection targets
+/// and bodies of its commands.
+fn text_held(r: &Reading) -> (usize, usize) {
+    let scripts: usize = r.scripts.iter().skip(1).map(|s| s.text.len()).sum();
+    let words: usize = r
+        .commands
+        .iter()
+        .map(|c| {
+            c.words(r).iter().map(|w| w.text().len()).sum::<usize>()
+                + c.assignments
+                    .iter()
+                    .map(|a| a.value.text().len())
+                    .sum::<usize>()
+                + c.redirections
+                    .iter()
+                    .map(|d| d.target.text().len() + d.body.as_ref().map_or(0, |b| b.text().len()))
+                    .sum::<usize>()
+        })
+        .sum();
+    (scripts, words)
+}
+
+/// Text made from text (scripts piped into shells, brace words, the
+/// redirections of a group copied onto its commands) is bounded by one
+/// budget for the whole reading, however it nests: the work of a reading
+/// stays a small multiple of its input (fuzz finding 13: 358 bytes of
+/// brace words piped into shells made 81 KB of scripts and 82,362 words).
+/// Counted, not timed: the scripts read, the words held, the commands.
+#[test]
+fn made_text_is_bounded() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/shell");
+    let mut inputs: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .expect("the shell fuzz findings")
+        .map(|e| {
+            let path = e.expect("a directory entry").path();
+            let data = std::fs::read(&path).expect("a finding");
+            (
+                path.display().to_string(),
+                String::from_utf8_lossy(&data).into_owned(),
+            )
+        })
+        .collect();
+    let x = "x".repeat(100);
+    for (name, s) in [
+        (
+            "brace words piped into a shell, twice",
+            format!("echo 'echo {{1..250}}{x} | sh;'{{1..250}} | sh"),
+        ),
+        (
+            "a long brace word per command",
+            format!("echo {{1..255}}{};", "a".repeat(1000)).repeat(64),
+        ),
+        (
+            "sequences inside an expanded group",
+            format!("echo {{{}}}", "{1..4000},".repeat(6000)),
+        ),
+        ("here-strings into shells", "bash <<< x; ".repeat(5400)),
+        (
+            "literal scripts piped into shells",
+            "echo x | sh; ".repeat(5000),
+        ),
+        (
+            "here-documents into shells",
+            "bash <<E\nx\nE\n".repeat(5000),
+        ),
+        (
+            "shells nested 15 deep around a long script",
+            (0..15).fold(format!("echo {}", "a ".repeat(20_000)), |s, _| {
+                format!("sh -c '{}'", s.replace('\'', "'\\''"))
+            }),
+        ),
+        (
+            "many redirections around many commands",
+            format!("{{ {} }} {}", "a;".repeat(2000), ">a ".repeat(2000)),
+        ),
+        (
+            "a long quoted target around many commands",
+            format!("{{ {} }} > \"{}\"", "a;".repeat(10_000), "x".repeat(40_000)),
+        ),
+    ] {
+        inputs.push((name.to_string(), s));
+    }
+    let mut failures = Vec::new();
+    for (name, s) in &inputs {
+        let r = read_small_stack(s.clone());
+        let input = r.scripts.first().map_or(0, |s| s.text.len());
+        let (scripts, words) = text_held(&r);
+        let budget = shell::MAX_MADE_TEXT;
+        if scripts > budget {
+            failures.push(format!("{name}: {scripts} bytes of scripts made"));
+        }
+        if words > input + scripts + budget {
+            failures.push(format!(
+                "{name}: {words} bytes of words from {input} bytes of input and {scripts} of scripts"
+            ));
+        }
+        if r.commands.len() > input + scripts {
+            failures.push(format!("{name}: {} commands", r.commands.len()));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -3,19 +3,41 @@
 //!
 //! Only words without expansions reach here. The result is a list of
 //! source texts, each decoded by the caller. Bounded: at most `cap` words,
-//! a nesting of 32 groups, and 256 KiB of output; beyond that `None`.
+//! a nesting of 32 groups, and 256 KiB of output (or less: the caller's
+//! budget); beyond that an error says which.
 
 /// The deepest chain of groups expanded.
 const MAX_NEST: u32 = 32;
 /// The most bytes all expanded words may take together.
 const MAX_BYTES: usize = 256 * 1024;
 
-/// Expands `src`, or `None` when a limit is crossed.
-pub(crate) fn expand(src: &[u8], cap: usize) -> Option<Vec<Vec<u8>>> {
+/// Why an expansion stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Over {
+    /// Over `cap` words, the nesting limit or 256 KiB.
+    Words,
+    /// Over the caller's byte budget (below 256 KiB).
+    Budget,
+}
+
+/// An expansion: its words and the bytes it wrote (the words and the
+/// partial lists they were built from), the measure of its work.
+pub(crate) struct Expansion {
+    pub(crate) words: Vec<Vec<u8>>,
+    pub(crate) bytes: usize,
+}
+
+/// Expands `src` into at most `cap` words, writing at most
+/// `min(budget, 256 KiB)` bytes; on failure, also the bytes written.
+pub(crate) fn expand(src: &[u8], cap: usize, budget: usize) -> Result<Expansion, (Over, usize)> {
     let mut out = Vec::new();
     let mut bytes = 0usize;
-    expand_into(src, cap, 0, &mut out, &mut bytes)?;
-    Some(out)
+    let limit = budget.min(MAX_BYTES);
+    match expand_into(src, cap, limit, 0, &mut out, &mut bytes) {
+        Some(()) => Ok(Expansion { words: out, bytes }),
+        None if bytes > limit && limit < MAX_BYTES => Err((Over::Budget, bytes)),
+        None => Err((Over::Words, bytes)),
+    }
 }
 
 /// True when `src` holds a group that brace expansion would expand.
@@ -26,6 +48,7 @@ pub(crate) fn has_group(src: &[u8]) -> bool {
 fn expand_into(
     src: &[u8],
     cap: usize,
+    limit: usize,
     nest: u32,
     out: &mut Vec<Vec<u8>>,
     bytes: &mut usize,
@@ -35,7 +58,7 @@ fn expand_into(
     }
     let Some((open, close, alts)) = find_group(src) else {
         *bytes += src.len();
-        if out.len() >= cap || *bytes > MAX_BYTES {
+        if out.len() >= cap || *bytes > limit {
             return None;
         }
         out.push(src.to_vec());
@@ -44,7 +67,7 @@ fn expand_into(
     let pre = &src[..open];
     let post = src.get(close + 1..).unwrap_or(&[]);
     let mut posts = Vec::new();
-    expand_into(post, cap, nest + 1, &mut posts, bytes)?;
+    expand_into(post, cap, limit, nest + 1, &mut posts, bytes)?;
     let alternatives: Vec<Vec<u8>> = match alts {
         Alts::Commas(cuts) => {
             let mut v = Vec::with_capacity(cuts.len() + 1);
@@ -55,11 +78,20 @@ fn expand_into(
             }
             v
         }
-        Alts::Sequence(items) => items,
+        // More items than words allowed: over the limit before any is made.
+        Alts::Sequence(seq) if seq.len() > cap as u64 => return None,
+        Alts::Sequence(seq) => {
+            let items = seq.items();
+            *bytes += items.iter().map(Vec::len).sum::<usize>();
+            if *bytes > limit {
+                return None;
+            }
+            items
+        }
     };
     for alt in alternatives {
         let mut mids = Vec::new();
-        expand_into(&alt, cap, nest + 1, &mut mids, bytes)?;
+        expand_into(&alt, cap, limit, nest + 1, &mut mids, bytes)?;
         for m in &mids {
             for p in &posts {
                 let mut w = Vec::with_capacity(pre.len() + m.len() + p.len());
@@ -67,7 +99,7 @@ fn expand_into(
                 w.extend_from_slice(m);
                 w.extend_from_slice(p);
                 *bytes += w.len();
-                if out.len() >= cap || *bytes > MAX_BYTES {
+                if out.len() >= cap || *bytes > limit {
                     return None;
                 }
                 out.push(w);
@@ -80,8 +112,8 @@ fn expand_into(
 enum Alts {
     /// Positions of the top-level commas.
     Commas(Vec<usize>),
-    /// The items of a sequence, as source text.
-    Sequence(Vec<Vec<u8>>),
+    /// A sequence.
+    Sequence(Sequence),
 }
 
 /// Finds the first group that expands: an unquoted `{` with its matching
@@ -165,8 +197,124 @@ fn skip_to(src: &[u8], mut i: usize, end: u8, escapes: bool) -> usize {
     src.len()
 }
 
-/// The items of `x..y` or `x..y..n` (integers or single characters).
-fn sequence(inner: &[u8]) -> Option<Vec<Vec<u8>>> {
+/// A sequence `x..y` or `x..y..n`, parsed; its items are made only when
+/// the group is expanded (a word can hold thousands of sequences that
+/// never expand, inside a group that does).
+pub(crate) struct Sequence {
+    first: i64,
+    last: i64,
+    step: i64,
+    /// Zero-padding width of integers; `None` for characters.
+    width: Option<usize>,
+}
+
+impl Sequence {
+    /// How many items it has.
+    fn len(&self) -> u64 {
+        self.first.abs_diff(self.last) / self.step as u64 + 1
+    }
+
+    /// Its items as source text.
+    fn items(&self) -> Vec<Vec<u8>> {
+        let (a, b, step) = (self.first, self.last, self.step);
+        let mut v = Vec::new();
+        let mut x = a;
+        loop {
+            v.push(match self.width {
+                Some(width) if width > 0 => {
+                    if x < 0 {
+                        format!("-{:0w$}", x.unsigned_abs(), w = width - 1).into_bytes()
+                    } else {
+                        format!("{x:0width$}").into_bytes()
+                    }
+                }
+                Some(_) => x.to_string().into_bytes(),
+                // A backslash or quote inside a character range is quoted
+                // so that decoding keeps it.
+                None => match x as u8 {
+                    c @ (b'\\' | b'\'' | b'"' | b'`' | b'$') => vec![b'\\', c],
+                    c => vec![c],
+                },
+            });
+            if x == b {
+                break;
+            }
+            let next = if a < b {
+                x.checked_add(step)
+            } else {
+                x.checked_sub(step)
+            };
+            // A step past the integer range ends the sequence, as in bash.
+            let Some(next) = next else { break };
+            if (a < b && next > b) || (a > b && next < b) {
+                break;
+            }
+            x = next;
+        }
+        v
+    }
+}
+
+/// `s` split at each `..` (as `str::split("..")` does, left to right),
+/// when that gives two or three parts; by hand, since a word can hold
+/// thousands of groups to look at and `split` with a string pattern builds
+/// a searcher and the parts a vector each time.
+fn split_dots(s: &str) -> Option<Parts<'_>> {
+    let b = s.as_bytes();
+    let mut cuts = [0usize; 2];
+    let mut n = 0;
+    let mut i = 0;
+    while i + 1 < b.len() {
+        if b[i] == b'.' && b[i + 1] == b'.' {
+            *cuts.get_mut(n)? = i;
+            n += 1;
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    match n {
+        1 => Some(Parts {
+            parts: [s.get(..cuts[0])?, s.get(cuts[0] + 2..)?, ""],
+            len: 2,
+        }),
+        2 => Some(Parts {
+            parts: [
+                s.get(..cuts[0])?,
+                s.get(cuts[0] + 2..cuts[1])?,
+                s.get(cuts[1] + 2..)?,
+            ],
+            len: 3,
+        }),
+        _ => None,
+    }
+}
+
+/// Two or three parts of a sequence.
+struct Parts<'a> {
+    parts: [&'a str; 3],
+    len: usize,
+}
+
+impl<'a> Parts<'a> {
+    fn get(&self, i: usize) -> Option<&'a str> {
+        if i < self.len {
+            self.parts.get(i).copied()
+        } else {
+            None
+        }
+    }
+}
+
+impl<'a> std::ops::Index<usize> for Parts<'a> {
+    type Output = &'a str;
+    fn index(&self, i: usize) -> &&'a str {
+        &self.parts[i.min(2)]
+    }
+}
+
+/// Parses `x..y` or `x..y..n` (integers or single characters).
+fn sequence(inner: &[u8]) -> Option<Sequence> {
     if inner.len() > 64
         || inner
             .iter()
@@ -175,19 +323,12 @@ fn sequence(inner: &[u8]) -> Option<Vec<Vec<u8>>> {
         return None;
     }
     let s = std::str::from_utf8(inner).ok()?;
-    let parts: Vec<&str> = s.split("..").collect();
-    if parts.len() != 2 && parts.len() != 3 {
-        return None;
-    }
+    let parts = split_dots(s)?;
     let step: i64 = match parts.get(2) {
         Some(p) => p.parse::<i64>().ok()?.checked_abs()?.max(1),
         None => 1,
     };
     if let (Ok(a), Ok(b)) = (parts[0].parse::<i64>(), parts[1].parse::<i64>()) {
-        let span = a.abs_diff(b) / step as u64 + 1;
-        if span > 4096 {
-            return Some(vec![Vec::new(); 4097]);
-        }
         let pad = |p: &str| {
             let d = p.trim_start_matches('-');
             if d.len() > 1 && d.starts_with('0') {
@@ -197,65 +338,21 @@ fn sequence(inner: &[u8]) -> Option<Vec<Vec<u8>>> {
             }
         };
         let width = pad(parts[0]).max(pad(parts[1]));
-        let mut v = Vec::new();
-        let mut x = a;
-        loop {
-            let text = if width > 0 {
-                if x < 0 {
-                    format!("-{:0w$}", -x, w = width - 1)
-                } else {
-                    format!("{x:0width$}")
-                }
-            } else {
-                x.to_string()
-            };
-            v.push(text.into_bytes());
-            if x == b {
-                break;
-            }
-            let next = if a < b {
-                x.checked_add(step)
-            } else {
-                x.checked_sub(step)
-            };
-            // A step past the integer range ends the sequence, as in bash.
-            let Some(next) = next else { break };
-            if (a < b && next > b) || (a > b && next < b) {
-                break;
-            }
-            x = next;
-        }
-        return Some(v);
+        return Some(Sequence {
+            first: a,
+            last: b,
+            step,
+            width: Some(width),
+        });
     }
     let (a, b) = (parts[0].as_bytes(), parts[1].as_bytes());
     if a.len() == 1 && b.len() == 1 && a[0].is_ascii_alphabetic() && b[0].is_ascii_alphabetic() {
-        let (a, b) = (a[0] as i64, b[0] as i64);
-        let mut v = Vec::new();
-        let mut x = a;
-        loop {
-            let c = x as u8;
-            // A backslash or quote inside a character range is quoted so
-            // that decoding keeps it.
-            match c {
-                b'\\' | b'\'' | b'"' | b'`' | b'$' => v.push(vec![b'\\', c]),
-                _ => v.push(vec![c]),
-            }
-            if x == b {
-                break;
-            }
-            let next = if a < b {
-                x.checked_add(step)
-            } else {
-                x.checked_sub(step)
-            };
-            // A step past the integer range ends the sequence, as in bash.
-            let Some(next) = next else { break };
-            if (a < b && next > b) || (a > b && next < b) {
-                break;
-            }
-            x = next;
-        }
-        return Some(v);
+        return Some(Sequence {
+            first: a[0] as i64,
+            last: b[0] as i64,
+            step,
+            width: None,
+        });
     }
     None
 }

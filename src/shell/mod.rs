@@ -30,7 +30,10 @@
 //! bodies as raw text, and a hand-written reader can refuse everything it does
 //! not understand (fail closed). It runs in one pass, linear in the input;
 //! recursion is bounded by the nesting limit ([`MAX_DEPTH`]), so no input can
-//! overflow the stack, and nothing panics on any input.
+//! overflow the stack, and nothing panics on any input. Text the reading
+//! makes from its input (scripts given to shells, brace-expanded words, a
+//! group's redirections copied onto its commands) is bounded for the whole
+//! reading by [`MAX_MADE_TEXT`], however it nests.
 //!
 //! Shells started with `-c SCRIPT` (`sh bash zsh dash ksh mksh ash fish`), and
 //! shells fed a here-document, a here-string or a literal script through a
@@ -69,6 +72,15 @@ pub const MAX_DEPTH: u8 = 16;
 pub const MAX_BRACE_WORDS: usize = 256;
 /// The most words brace expansion may give one command.
 pub const MAX_COMMAND_BRACE_WORDS: usize = 4096;
+/// The most text one reading may make beyond its input, in bytes: the
+/// scripts shells are given to read (`sh -c`, here-documents and
+/// here-strings fed to a shell, literal text piped into one, decoded
+/// backquotes) and the words brace expansion makes, counted together. Text
+/// made from text made before counts again, so the reader's whole work
+/// stays a small multiple of [`MAX_INPUT`] however scripts and braces nest;
+/// past it a script is not read and a brace word is dynamic, and the
+/// reading is incomplete ([`Reason::TooMuchText`]).
+pub const MAX_MADE_TEXT: usize = 64 * 1024;
 
 /// Reads a shell command line. Never panics; see the [module](self) docs.
 pub fn read(command: &str) -> Reading {
@@ -571,6 +583,9 @@ pub enum Reason {
     /// Brace expansion over [`MAX_BRACE_WORDS`] or
     /// [`MAX_COMMAND_BRACE_WORDS`].
     TooManyWords,
+    /// The scripts and brace expansions the command makes are over
+    /// [`MAX_MADE_TEXT`] together.
+    TooMuchText,
     /// A construct the reader does not read (`coproc`, an ambiguous `$((`).
     Unsupported,
     /// A value the command sets could run as code: arithmetic, a subscript,
@@ -592,6 +607,9 @@ impl Reason {
             Reason::TooDeep => "nesting is deeper than 16",
             Reason::TooLong => "the command is longer than 64 KiB",
             Reason::TooManyWords => "brace expansion gives too many words",
+            Reason::TooMuchText => {
+                "the scripts and brace expansions it makes are longer than 64 KiB together"
+            }
             Reason::Unsupported => "a construct the reader does not read",
             Reason::ValueRunsCode => "a value the command sets could run as code",
         }

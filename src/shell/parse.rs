@@ -6,8 +6,8 @@
 
 use super::{
     Assignment, Command, Connector, Incomplete, MAX_BRACE_WORDS, MAX_COMMAND_BRACE_WORDS,
-    MAX_DEPTH, MAX_INPUT, Origin, Reading, Reason, Redirection, RedirectionOp, Script, ScriptKind,
-    Word, WordKind, brace,
+    MAX_DEPTH, MAX_INPUT, MAX_MADE_TEXT, Origin, Reading, Reason, Redirection, RedirectionOp,
+    Script, ScriptKind, Word, WordKind, brace,
 };
 use std::cell::Cell;
 use std::ops::Range;
@@ -58,7 +58,7 @@ fn is_meta(b: u8) -> bool {
 
 /// Bytes `lex_word` stops at: metacharacters, quotes, expansions, glob and
 /// brace characters. Every other byte is plain and is skipped in runs.
-static WORD_STOP: [bool; 256] = byte_set(b" \t\n;&|<>()\\'\"$`*?[]{");
+static WORD_STOP: [bool; 256] = byte_set(b" \t\n;&|<>()\\'\"$`*?[]{~");
 
 /// Bytes the inside of double quotes stops at.
 static DQ_STOP: [bool; 256] = byte_set(b"\"\\$`");
@@ -125,6 +125,9 @@ struct State {
     dq_scratch: Vec<u8>,
     /// The most commands or words the input can hold (see [`room`]).
     bound: usize,
+    /// The text made so far (nested scripts, brace expansion), against
+    /// [`MAX_MADE_TEXT`].
+    made: usize,
     abort: bool,
 }
 
@@ -286,6 +289,21 @@ impl State {
 }
 
 impl State {
+    /// What is left of the budget for made text.
+    fn made_left(&self) -> usize {
+        MAX_MADE_TEXT.saturating_sub(self.made)
+    }
+
+    /// Takes `n` bytes of made text from the budget; false (and nothing
+    /// taken) when fewer are left.
+    fn spend(&mut self, n: usize) -> bool {
+        if n > self.made_left() {
+            return false;
+        }
+        self.made += n;
+        true
+    }
+
     fn fail(&mut self, reason: Reason, script: usize, span: Range<usize>) {
         self.reading.incomplete.push(Incomplete {
             reason,
@@ -323,6 +341,87 @@ impl State {
         for f in &mut self.feeds {
             f.producer = f.producer.map(map);
             f.shell = map(f.shell);
+        }
+    }
+
+    /// Moves chunks of commands read after `base` (each a range at or
+    /// past `base`, in the order they were read) to stand before the
+    /// command at `at` each (at the end when `at` is `base`), chunks before
+    /// the same command in the order they were read; keeps every index that
+    /// refers to a command right. One pass over the commands from the
+    /// smallest `at` on, however many chunks: what moving each chunk into
+    /// place as it was read ([`State::rotate_into`]) gives, without the
+    /// quadratic cost of many chunks.
+    fn place_chunks(&mut self, base: usize, chunks: &[(usize, Range<usize>)]) {
+        let len = self.reading.commands.len();
+        let Some(lo) = chunks.iter().map(|c| c.0.min(base)).min() else {
+            return;
+        };
+        if lo >= len {
+            return;
+        }
+        // Chunks by the command they go before, in reading order.
+        let mut by_at: Vec<usize> = (0..chunks.len()).collect();
+        by_at.sort_by_key(|&k| chunks[k].0.min(base));
+        let mut order: Vec<usize> = Vec::with_capacity(len - lo);
+        let mut placed = vec![false; len - lo];
+        let mut next = by_at.iter().peekable();
+        let mut take = |order: &mut Vec<usize>, r: &Range<usize>| {
+            for i in r.start.max(base)..r.end.min(len) {
+                if let Some(p) = placed.get_mut(i - lo)
+                    && !*p
+                {
+                    *p = true;
+                    order.push(i);
+                }
+            }
+        };
+        for i in lo..base {
+            while let Some(&&k) = next.peek() {
+                if chunks[k].0.min(base) > i {
+                    break;
+                }
+                take(&mut order, &chunks[k].1);
+                next.next();
+            }
+            order.push(i);
+        }
+        for &k in next {
+            take(&mut order, &chunks[k].1);
+        }
+        // Commands read after `base` in no chunk stay last, in order.
+        for i in base..len {
+            if !placed[i - lo] {
+                order.push(i);
+            }
+        }
+        if order.iter().enumerate().all(|(k, &i)| i == lo + k) {
+            return;
+        }
+        let mut new_of = vec![0usize; len - lo];
+        for (k, &i) in order.iter().enumerate() {
+            new_of[i - lo] = lo + k;
+        }
+        let map = |i: usize| {
+            if i < lo || i >= len {
+                i
+            } else {
+                new_of[i - lo]
+            }
+        };
+        for h in self.heredocs.iter_mut().chain(self.active.iter_mut()) {
+            h.owner = h.owner.map(map);
+            h.insert_at = map(h.insert_at);
+        }
+        for f in &mut self.feeds {
+            f.producer = f.producer.map(map);
+            f.shell = map(f.shell);
+        }
+        let mut tail: Vec<Option<Command>> = self.reading.commands.drain(lo..).map(Some).collect();
+        for i in order {
+            if let Some(c) = tail.get_mut(i - lo).and_then(Option::take) {
+                self.reading.commands.push(c);
+            }
         }
     }
 }
@@ -371,6 +470,7 @@ pub(super) fn read(command: &str) -> Reading {
         decoded: Vec::new(),
         dq_scratch: Vec::new(),
         bound: text.len() / 2 + 4,
+        made: 0,
         abort: false,
     };
     if too_long {
@@ -412,16 +512,14 @@ fn read_script(
         let at = p.pos;
         p.st.stop(Reason::Unexpected, script, at..at);
     }
-    // Bodies of here-documents never reached.
+    // Bodies of here-documents never reached: this script's pending
+    // here-documents are the last ones queued (a nested script is read to
+    // its end before its parent goes on).
     let mut unterminated = false;
-    p.st.heredocs.retain(|h| {
-        if h.script == script {
-            unterminated = true;
-            false
-        } else {
-            true
-        }
-    });
+    while p.st.heredocs.last().is_some_and(|h| h.script == script) {
+        p.st.heredocs.pop();
+        unterminated = true;
+    }
     if unterminated && !p.st.abort {
         p.st.fail(Reason::Unterminated, script, src.len()..src.len());
     }
@@ -437,12 +535,13 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         piped.push(f.shell);
         found.push((f.shell, f.producer.map(|p| p + 1)));
     }
+    piped.sort_unstable();
     for i in first..st.reading.commands.len() {
         let c = &st.reading.commands[i];
         // (Most commands have no redirection: asked first, it is cheapest.)
         if c.redirections.is_empty()
             || c.script != script
-            || piped.contains(&i)
+            || piped.binary_search(&i).is_ok()
             || !reads_stdin_script(st.reading.words(c))
         {
             continue;
@@ -456,11 +555,15 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             found.push((i, None));
         }
     }
-    // Last first, so inserting after one keeps the earlier indices.
+    // Last first (the order scripts and reasons are recorded in); each
+    // script's commands are read at the end and moved after their shell
+    // once all are read.
     found.sort_by_key(|f| std::cmp::Reverse(f.0));
+    let base = st.reading.commands.len();
+    let mut chunks: Vec<(usize, Range<usize>)> = Vec::new();
     for (shell, producer) in found {
         if st.abort {
-            return;
+            break;
         }
         let Some(cmd) = st.reading.commands.get(shell) else {
             continue;
@@ -493,12 +596,12 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             Ok((kind, text, at)) => {
                 let n_before = st.reading.commands.len();
                 nested_script(st, text, kind, script, at, (depth, cond, env));
-                let n = st.reading.commands.len() - n_before;
-                st.rotate_into(shell + 1, n);
+                chunks.push((shell + 1, n_before..st.reading.commands.len()));
             }
             Err(at) => st.fail(Reason::DynamicScript, script, at),
         }
     }
+    st.place_chunks(base, &chunks);
 }
 
 /// Reads `text` as a script that a shell runs; its commands are appended.
@@ -512,6 +615,11 @@ fn nested_script(
 ) {
     if depth >= MAX_DEPTH {
         st.stop(Reason::TooDeep, parent, span);
+        return;
+    }
+    // The text is read again: it counts against the reading's budget.
+    if !st.spend(text.len()) {
+        st.fail(Reason::TooMuchText, parent, span);
         return;
     }
     let idx = st.reading.scripts.len();
@@ -785,6 +893,9 @@ struct Lexed {
     changed: bool,
     /// Set when a `[` was seen: a later `]` makes the word a glob.
     bracket: bool,
+    /// Set when an unquoted `~` was seen (one inside quotes is looked for
+    /// only in words with quotes).
+    tilde: bool,
 }
 
 /// An answer of [`Parser::keyword`]: where it was asked (`pos`, `end`)
@@ -1681,6 +1792,22 @@ impl<'s> Parser<'s, '_> {
             // run by one of them, which carries the redirection, and the
             // redirection's spans point into this script, not that one.
             let script = self.script;
+            let inner = self.st.reading.commands[start_cmd + n..]
+                .iter()
+                .filter(|c| c.script == script)
+                .count();
+            // Each copy is text made from text read (its source, a body):
+            // the copies count against the budget, so that many
+            // redirections around many commands stay linear.
+            let size: usize = redirs
+                .iter()
+                .map(|r| r.span.len().max(1) + r.body.as_ref().map_or(0, |b| b.text().len()))
+                .sum();
+            if !self.st.spend(size.saturating_mul(inner)) {
+                let span = redirs[0].span.start..redirs[redirs.len() - 1].span.end;
+                self.fail(Reason::TooMuchText, span);
+                return;
+            }
             for c in &mut self.st.reading.commands[start_cmd + n..] {
                 if c.script == script {
                     c.redirections.extend(redirs.iter().cloned());
@@ -1777,7 +1904,13 @@ impl<'s> Parser<'s, '_> {
     /// Reads the bodies of the pending here-documents of this script; the
     /// cursor is just after a newline.
     fn heredoc_bodies(&mut self) {
-        if !self.st.heredocs.iter().any(|h| h.script == self.script) {
+        // This script's pending here-documents are the last ones queued.
+        if self
+            .st
+            .heredocs
+            .last()
+            .is_none_or(|h| h.script != self.script)
+        {
             return;
         }
         if !self.st.active.is_empty() {
@@ -1787,21 +1920,34 @@ impl<'s> Parser<'s, '_> {
             return;
         }
         let script = self.script;
-        let all = std::mem::take(&mut self.st.heredocs);
-        let (mut mine, rest): (Vec<_>, Vec<_>) = all.into_iter().partition(|h| h.script == script);
-        self.st.heredocs = rest;
+        let ours = self
+            .st
+            .heredocs
+            .iter()
+            .rev()
+            .take_while(|h| h.script == script)
+            .count();
+        let from = self.st.heredocs.len() - ours;
+        let mut mine = self.st.heredocs.split_off(from);
         mine.reverse();
         self.st.active = mine;
+        // The substitutions of each body are read at the end and moved
+        // before the body's owner once all are read.
+        let base = self.st.reading.commands.len();
+        let mut chunks = Vec::new();
         while let Some(h) = self.st.active.pop() {
             if self.st.abort {
                 break;
             }
-            self.heredoc_body(h);
+            chunks.extend(self.heredoc_body(h));
         }
         self.st.active.clear();
+        self.st.place_chunks(base, &chunks);
     }
 
-    fn heredoc_body(&mut self, h: PendingHereDoc) {
+    /// Reads one here-document's body; returns where the commands of its
+    /// substitutions go and which they are, for [`State::place_chunks`].
+    fn heredoc_body(&mut self, h: PendingHereDoc) -> Option<(usize, Range<usize>)> {
         let body_start = self.pos;
         let mut body_end = None;
         let mut stripped = false;
@@ -1825,7 +1971,7 @@ impl<'s> Parser<'s, '_> {
         }
         let Some(body_end) = body_end else {
             self.stop(Reason::Unterminated, body_start..self.end);
-            return;
+            return None;
         };
         let span = body_start..body_end;
         let raw = &self.src[span.clone()];
@@ -1842,6 +1988,7 @@ impl<'s> Parser<'s, '_> {
         let mut dynamic = false;
         let mut changed = h.strip_tabs && stripped;
         let mut decoded = text_bytes.clone();
+        let mut chunk = None;
         if !h.quoted && text_bytes.iter().any(|b| matches!(b, b'$' | b'`' | b'\\')) {
             // Expanded like double quotes (without `"`): read its
             // substitutions in place; they run before the owner.
@@ -1863,7 +2010,7 @@ impl<'s> Parser<'s, '_> {
             self.depth = saved_depth;
             self.env = saved_env;
             if self.st.abort {
-                return;
+                return None;
             }
             dynamic = lx.dynamic;
             changed |= lx.changed;
@@ -1878,8 +2025,7 @@ impl<'s> Parser<'s, '_> {
                     decoded = v;
                 }
             }
-            let n = self.st.reading.commands.len() - n_before;
-            self.st.rotate_into(h.insert_at, n);
+            chunk = Some((h.insert_at, n_before..self.st.reading.commands.len()));
         }
         let text = if dynamic {
             String::from_utf8_lossy(raw).into_owned()
@@ -1909,6 +2055,7 @@ impl<'s> Parser<'s, '_> {
         {
             r.body = Some(Word::owned(span, text, kind));
         }
+        chunk
     }
 
     /// A simple command (or a function definition `name() …`).
@@ -2105,8 +2252,12 @@ impl<'s> Parser<'s, '_> {
                 continue;
             }
             let cap = MAX_BRACE_WORDS.min(MAX_COMMAND_BRACE_WORDS.saturating_sub(total));
-            match brace::expand(src, cap) {
-                Some(items) => {
+            match brace::expand(src, cap, self.st.made_left()) {
+                Ok(brace::Expansion {
+                    words: items,
+                    bytes,
+                }) => {
+                    self.st.made += bytes;
                     total += items.len();
                     for item in items {
                         let (text, glob) = decode_plain(&item);
@@ -2132,8 +2283,13 @@ impl<'s> Parser<'s, '_> {
                         }
                     }
                 }
-                None => {
-                    self.fail(Reason::TooManyWords, w.span.clone());
+                Err((over, bytes)) => {
+                    self.st.made = self.st.made.saturating_add(bytes).min(MAX_MADE_TEXT);
+                    let reason = match over {
+                        brace::Over::Words => Reason::TooManyWords,
+                        brace::Over::Budget => Reason::TooMuchText,
+                    };
+                    self.fail(reason, w.span.clone());
                     out.push(Word::source(&self.text, w.span.clone(), WordKind::Dynamic));
                 }
             }
@@ -2223,7 +2379,8 @@ impl<'s> Parser<'s, '_> {
         let src = self.src.get(span.clone()).unwrap_or(&[]);
         // (A plain loop: words are short, and `contains` calls `memchr`.)
         #[allow(clippy::manual_contains)]
-        let kind = if lx.dynamic || (src.iter().any(|&b| b == b'~') && assignment_tilde(src)) {
+        let tilde = lx.tilde || (lx.changed && src.iter().any(|&b| b == b'~'));
+        let kind = if lx.dynamic || (tilde && assignment_tilde(src)) {
             WordKind::Dynamic
         } else if lx.glob {
             WordKind::Glob
@@ -2314,6 +2471,10 @@ impl<'s> Parser<'s, '_> {
                 }
                 b'{' => {
                     lx.brace = true;
+                    self.pos += 1;
+                }
+                b'~' => {
+                    lx.tilde = true;
                     self.pos += 1;
                 }
                 _ if is_meta(b) => break,
@@ -2507,6 +2668,13 @@ impl<'s> Parser<'s, '_> {
         let close = i;
         if !self.enter(at) {
             return None;
+        }
+        if escaped && !self.st.spend(close - at - 1) {
+            // Its decoded text would be read again: over the budget.
+            self.depth -= 1;
+            self.fail(Reason::TooMuchText, at..close + 1);
+            self.pos = close + 1;
+            return Some(());
         }
         if escaped {
             let inner = &self.src[at + 1..close];
