@@ -345,6 +345,8 @@ pub struct Matches {
     pub(crate) buf: Vec<u8>,
     /// Scratch for case-folded route keys.
     pub(crate) fold: Vec<u8>,
+    /// Scratch of the path tables' query.
+    pub(crate) path: table::PathScratch,
 }
 
 impl Matches {
