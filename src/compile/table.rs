@@ -190,12 +190,23 @@ fn eq_span(key: &[u8], f: &[u8], s: usize, e: usize) -> bool {
     true
 }
 
-/// [`hash_span`] of a whole text (at build and load: copies it padded).
+/// [`hash_span`] of a whole text (at build and load), read from it
+/// without padding: the same words, the last one gathered byte by byte.
 fn hash_key(text: &[u8]) -> u64 {
-    let mut f = Vec::with_capacity(text.len() + PAD);
-    f.extend_from_slice(text);
-    f.extend_from_slice(&[0; PAD]);
-    hash_span(&f, 0, text.len())
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = (text.len() as u64).wrapping_mul(K) ^ 0x1319_8A2E_0370_7344;
+    let mut words = text.chunks_exact(8);
+    for c in &mut words {
+        let w = <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes);
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let w = rest.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    let h = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ (h >> 32);
+    h.max(1)
 }
 
 /// The hash of a path prefix, chained from the hash of the prefix before
@@ -296,10 +307,16 @@ impl Table {
                 // Every proper prefix of the key at a segment boundary:
                 // a query goes on looking up longer prefixes only past
                 // one of these.
-                for (p, _) in g.key.iter().enumerate().filter(|(_, b)| **b == b'/') {
-                    if let Some(head) = g.key.get(..p) {
-                        inner.insert((chain_of(head), head.to_vec()));
+                // Kept by hash alone: a lookup of a prefix without a
+                // group of its own goes by its hash, and a flag on a slot
+                // whose hash another text shares only makes a query look
+                // further.
+                let mut h = CHAIN_START;
+                for (p, head) in g.key.split(|&b| b == b'/').enumerate() {
+                    if p > 0 {
+                        inner.insert(h);
                     }
+                    h = chain(h, hash_key(head));
                 }
             }
         }
@@ -311,11 +328,11 @@ impl Table {
             };
             // A key that is also a proper prefix of another carries the
             // flag on its own slot.
-            let longer = inner.remove(&(h, g.key.to_vec()));
+            let longer = inner.remove(&h);
             let v = u32::try_from(gi).unwrap_or(NO_GROUP).min(NO_GROUP);
             items.push((h, if longer { v | LONGER } else { v }));
         }
-        items.extend(inner.into_iter().map(|(h, _)| (h, NO_GROUP | LONGER)));
+        items.extend(inner.into_iter().map(|h| (h, NO_GROUP | LONGER)));
         let cap = (items.len() * 2).next_power_of_two().max(8);
         let mut slots = vec![(0u64, 0u32); cap].into_boxed_slice();
         let mask = cap - 1;
