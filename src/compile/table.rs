@@ -22,13 +22,19 @@
 //! would otherwise fill were most of a novel path query's time at 10,000
 //! rules (BENCHMARKS.md, "Compiled matchers"). It hashes each segment once
 //! and chains the hash of each path prefix from them, and stops looking up
-//! prefixes past one that no key continues.
+//! prefixes past one that no key continues. It folds and scans its path
+//! eight bytes at a time into caller-owned scratch (the folded path
+//! followed by zero bytes, so that every word it loads is whole, and the
+//! segments, as many as the path has), and compares keys a word at a
+//! time.
 //!
 //! Case-insensitive rules are tabled when their literal is ASCII, under
 //! its ASCII lower case. Every key (case-sensitive ones too) is indexed
 //! folded and the query folds its path once (ASCII letters, `K` KELVIN
 //! SIGN → `k`, `ſ` LONG S → `s`, see [`super::route`]), each
-//! case-sensitive entry comparing its text with the path as it is.
+//! case-sensitive entry comparing its text with the path as it is — or,
+//! when folding changed nothing in the path, only checking that folding
+//! changes nothing in its text (flagged at build).
 //! Folding keeps every `/` where it is (the two non-ASCII folds are of
 //! multi-byte characters without a `/` byte), so the segments of the
 //! folded path are those of the path.
