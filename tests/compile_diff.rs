@@ -765,10 +765,23 @@ fn path_tables_agree_with_reference() {
         "p/q/x.md",
         "p/q/r/x.md",
         "P/q/r/x.md",
+        // Lengths around a word (a query reads its path eight bytes at a
+        // time, the last word overlapping the one before), capitals and a
+        // non-ASCII byte only in that last word.
+        "a",
+        "abcdefgh",
+        "src/abcd.rs",
+        "src/abcd.ts",
+        "src/mainfile.RS",
+        "src/mainfile.TS",
+        "docs/abcdefg.md",
+        "lib/abcdefgh/a.Rs",
+        "src/x.tsé",
+        "src/é.ts",
+        "p/q/abcdefgh.md",
     ];
-    // Paths deeper than a query indexes (16 segments) and not quite
-    // as deep, and a folded
-    // one whose folds change its length.
+    // Deep paths (a query once indexed only 16 segments), and folded
+    // ones whose folds change their length.
     let deep = |head: &str, n: usize, last: &str| {
         let mut p = head.to_string();
         for i in 0..n {

@@ -304,7 +304,7 @@ impl KindMatcher {
             self.exact_shared.find_into(hay, &mut out.ids);
         }
         if !self.tables.is_empty() {
-            self.tables.find_into(hay, &mut out.fold, &mut out.ids);
+            self.tables.find_into(hay, &mut out.path, &mut out.ids);
         }
         if !self.routes.is_empty() {
             self.routes

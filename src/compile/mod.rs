@@ -345,6 +345,8 @@ pub struct Matches {
     pub(crate) buf: Vec<u8>,
     /// Scratch for case-folded route keys.
     pub(crate) fold: Vec<u8>,
+    /// Scratch of the path tables' query.
+    pub(crate) path: table::PathScratch,
 }
 
 impl Matches {
@@ -657,10 +659,15 @@ impl Policy {
         if rules.len() >= u32::MAX as usize {
             return Err(Error::new(ErrorKind::Limit, "too many rules in one policy"));
         }
-        let mut indexed: Vec<(usize, Rule)> = rules.into_iter().enumerate().collect();
-        indexed.sort_by_key(|(i, r)| (r.effect, *i));
-        let order = indexed.iter().map(|(i, _)| *i).collect();
-        let rules = indexed.into_iter().map(|(_, r)| r).collect();
+        // The indices are sorted, and each rule moved once into its place
+        // (sorting the rules themselves moved each many times).
+        let mut order: Vec<usize> = (0..rules.len()).collect();
+        order.sort_by_key(|&i| (rules.get(i).map(|r| r.effect), i));
+        let mut slots: Vec<Option<Rule>> = rules.into_iter().map(Some).collect();
+        let rules = order
+            .iter()
+            .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+            .collect();
         Ok((rules, order))
     }
 

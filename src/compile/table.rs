@@ -22,13 +22,19 @@
 //! would otherwise fill were most of a novel path query's time at 10,000
 //! rules (BENCHMARKS.md, "Compiled matchers"). It hashes each segment once
 //! and chains the hash of each path prefix from them, and stops looking up
-//! prefixes past one that no key continues.
+//! prefixes past one that no key continues. It folds and scans its path
+//! eight bytes at a time into caller-owned scratch (the folded path
+//! followed by zero bytes, so that every word it loads is whole, and the
+//! segments, as many as the path has), and compares keys a word at a
+//! time.
 //!
 //! Case-insensitive rules are tabled when their literal is ASCII, under
 //! its ASCII lower case. Every key (case-sensitive ones too) is indexed
 //! folded and the query folds its path once (ASCII letters, `K` KELVIN
 //! SIGN → `k`, `ſ` LONG S → `s`, see [`super::route`]), each
-//! case-sensitive entry comparing its text with the path as it is.
+//! case-sensitive entry comparing its text with the path as it is — or,
+//! when folding changed nothing in the path, only checking that folding
+//! changes nothing in its text (flagged at build).
 //! Folding keeps every `/` where it is (the two non-ASCII folds are of
 //! multi-byte characters without a `/` byte), so the segments of the
 //! folded path are those of the path.
@@ -104,7 +110,24 @@ pub(crate) struct Table {
 struct Group {
     /// The key, folded (see the module documentation).
     key: Box<[u8]>,
-    entries: Box<[(Entry, u64)]>,
+    /// The key followed by [`PAD`] zero bytes (compared a word at a time).
+    padded: Box<[u8]>,
+    entries: Box<[Item]>,
+    /// How many entries lead `entries` with [`NO_CODE`].
+    plain: usize,
+    /// A bit per code of the coded entries (`1 << (code & 63)`): a query
+    /// searches them only for a segment whose code's bit is set.
+    codes: u64,
+}
+
+/// An entry of a group.
+#[derive(Clone, Debug)]
+struct Item {
+    e: Entry,
+    /// The [`ext_code`] of its tail, or [`NO_CODE`].
+    code: u64,
+    /// Its text is its own fold (no ASCII capital, or case-insensitive).
+    lower: bool,
 }
 
 /// A slot value without a group (only [`LONGER`]).
@@ -117,13 +140,79 @@ const NO_CODE: u64 = 0;
 /// The code of a segment without a `.`.
 const NO_EXT: u64 = 1;
 
-/// The hash of a folded key or segment text. Never 0 (an empty slot).
+/// The 8 bytes of `f` from `i` as a little-endian word; 0 past its end.
+/// Query texts carry [`PAD`] zero bytes after their end, so every word
+/// a query loads from inside its text is whole.
 #[inline]
+fn word_at(f: &[u8], i: usize) -> u64 {
+    f.get(i..i.wrapping_add(8))
+        .and_then(|x| <[u8; 8]>::try_from(x).ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+/// Zero bytes after a query's folded text (see [`word_at`]).
+const PAD: usize = 8;
+
+/// The hash of `f[s..e]` (a folded key, segment or extension), read a
+/// word at a time from `f`, which holds at least [`PAD`] bytes after `e`
+/// (the last word is masked to the text). Never 0 (an empty slot).
+#[inline]
+fn hash_span(f: &[u8], s: usize, e: usize) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let n = e.saturating_sub(s);
+    let mut h = (n as u64).wrapping_mul(K) ^ 0x1319_8A2E_0370_7344;
+    let mut i = s;
+    while i + 8 <= e {
+        h = (h.rotate_left(5) ^ word_at(f, i)).wrapping_mul(K);
+        i += 8;
+    }
+    if i < e {
+        let keep = (e - i) * 8;
+        let w = word_at(f, i) & ((1u64 << keep) - 1);
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    let h = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ (h >> 32);
+    h.max(1)
+}
+
+/// Whether `f[s..e]` is the first `e - s` bytes of `key`, both followed
+/// by at least [`PAD`] bytes, compared a word at a time (the caller has
+/// compared the lengths).
+#[inline]
+fn eq_span(key: &[u8], f: &[u8], s: usize, e: usize) -> bool {
+    let mut i = 0;
+    let n = e.saturating_sub(s);
+    while i + 8 <= n {
+        if word_at(key, i) != word_at(f, s + i) {
+            return false;
+        }
+        i += 8;
+    }
+    if i < n {
+        let keep = (n - i) * 8;
+        let diff = word_at(key, i) ^ word_at(f, s + i);
+        return diff & ((1u64 << keep) - 1) == 0;
+    }
+    true
+}
+
+/// [`hash_span`] of a whole text (at build and load), read from it
+/// without padding: the same words, the last one gathered byte by byte.
 fn hash_key(text: &[u8]) -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = super::route::FastHash::default().build_hasher();
-    h.write(text);
-    h.finish().max(1)
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = (text.len() as u64).wrapping_mul(K) ^ 0x1319_8A2E_0370_7344;
+    let mut words = text.chunks_exact(8);
+    for c in &mut words {
+        let w = <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes);
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    let rest = words.remainder();
+    if !rest.is_empty() {
+        let w = rest.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+    }
+    let h = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ (h >> 32);
+    h.max(1)
 }
 
 /// The hash of a path prefix, chained from the hash of the prefix before
@@ -174,7 +263,7 @@ fn folded(text: &[u8]) -> Vec<u8> {
 impl Table {
     /// Builds a table of `entries`.
     fn build(entries: Vec<Entry>, kind: TableKind) -> Table {
-        let mut grouped: ByteMap<Vec<(Entry, u64)>> = ByteMap::default();
+        let mut grouped: ByteMap<Vec<Item>> = ByteMap::default();
         for e in entries {
             let code = match &e.tail {
                 Tail::Child(x) | Tail::Deep(x) if x.contains(&b'.') => ext_code(&folded(x)),
@@ -187,7 +276,11 @@ impl Table {
             grouped
                 .entry(folded(k).into_boxed_slice())
                 .or_default()
-                .push((e, code));
+                .push(Item {
+                    lower: e.folded || *folded(&e.text) == *e.text,
+                    e,
+                    code,
+                });
         }
         // Uncoded entries first, then by code (a query searches them by
         // code); stable, and groups in key order, so images are written in
@@ -195,10 +288,20 @@ impl Table {
         let mut groups: Vec<Group> = grouped
             .into_iter()
             .map(|(key, mut v)| {
-                v.sort_by_key(|(_, c)| *c);
+                v.sort_by_key(|it| it.code);
+                let plain = v.iter().take_while(|it| it.code == NO_CODE).count();
+                let codes = v
+                    .iter()
+                    .filter(|it| it.code != NO_CODE)
+                    .fold(0u64, |m, it| m | 1 << (it.code & 63));
+                let mut padded = key.to_vec();
+                padded.extend_from_slice(&[0; PAD]);
                 Group {
                     key,
+                    padded: padded.into_boxed_slice(),
                     entries: v.into_boxed_slice(),
+                    plain,
+                    codes,
                 }
             })
             .collect();
@@ -210,10 +313,16 @@ impl Table {
                 // Every proper prefix of the key at a segment boundary:
                 // a query goes on looking up longer prefixes only past
                 // one of these.
-                for (p, _) in g.key.iter().enumerate().filter(|(_, b)| **b == b'/') {
-                    if let Some(head) = g.key.get(..p) {
-                        inner.insert((chain_of(head), head.to_vec()));
+                // Kept by hash alone: a lookup of a prefix without a
+                // group of its own goes by its hash, and a flag on a slot
+                // whose hash another text shares only makes a query look
+                // further.
+                let mut h = CHAIN_START;
+                for (p, head) in g.key.split(|&b| b == b'/').enumerate() {
+                    if p > 0 {
+                        inner.insert(h);
                     }
+                    h = chain(h, hash_key(head));
                 }
             }
         }
@@ -225,11 +334,11 @@ impl Table {
             };
             // A key that is also a proper prefix of another carries the
             // flag on its own slot.
-            let longer = inner.remove(&(h, g.key.to_vec()));
+            let longer = inner.remove(&h);
             let v = u32::try_from(gi).unwrap_or(NO_GROUP).min(NO_GROUP);
             items.push((h, if longer { v | LONGER } else { v }));
         }
-        items.extend(inner.into_iter().map(|(h, _)| (h, NO_GROUP | LONGER)));
+        items.extend(inner.into_iter().map(|h| (h, NO_GROUP | LONGER)));
         let cap = (items.len() * 2).next_power_of_two().max(8);
         let mut slots = vec![(0u64, 0u32); cap].into_boxed_slice();
         let mask = cap - 1;
@@ -250,10 +359,10 @@ impl Table {
         }
     }
 
-    /// The entries of the key `key` (folded) of hash `h`, and whether some
-    /// key continues it (prefix tables).
+    /// The group of the key `f[s..e]` (folded; `f` padded) of hash `h`,
+    /// and whether some key continues it (prefix tables).
     #[inline]
-    fn get(&self, h: u64, key: &[u8]) -> (Option<&[(Entry, u64)]>, bool) {
+    fn get(&self, h: u64, f: &[u8], s: usize, e: usize) -> (Option<&Group>, bool) {
         let mut longer = false;
         let mut i = h as usize & self.mask;
         while let Some(&(sh, v)) = self.slots.get(i) {
@@ -265,8 +374,8 @@ impl Table {
                 if let Some(g) = self.groups.get((v & !LONGER) as usize) {
                     // Keys are distinct, and a key's own slot carries its
                     // flag: nothing after it can add to the answer.
-                    if *g.key == *key {
-                        return (Some(&g.entries), longer);
+                    if g.key.len() == e.wrapping_sub(s) && eq_span(&g.padded, f, s, e) {
+                        return (Some(g), longer);
                     }
                 }
             }
@@ -285,7 +394,7 @@ impl Table {
     pub(crate) fn entries(&self) -> Vec<&Entry> {
         self.groups
             .iter()
-            .flat_map(|g| g.entries.iter().map(|(e, _)| e))
+            .flat_map(|g| g.entries.iter().map(|it| &it.e))
             .collect()
     }
 
@@ -308,7 +417,7 @@ impl Table {
                         + 32
                         + g.entries
                             .iter()
-                            .map(|(e, _)| e.text.len() + 64)
+                            .map(|it| it.e.text.len() + 72)
                             .sum::<usize>()
                 })
                 .sum::<usize>()
@@ -474,43 +583,31 @@ impl PathTables {
     }
 
     /// Appends the ids of the tabled rules matching `hay` (a relative path;
-    /// the matching form is `hay` followed by `/`); `fold` is scratch.
+    /// the matching form is `hay` followed by `/`), with caller-owned
+    /// scratch (kept between queries, so a query allocates nothing once
+    /// it has grown).
     #[inline]
-    pub(crate) fn find_into(&self, hay: &[u8], fold: &mut Vec<u8>, out: &mut Vec<u32>) {
-        fold.clear();
-        fold_into(hay, fold);
+    pub(crate) fn find_into(&self, hay: &[u8], scratch: &mut PathScratch, out: &mut Vec<u32>) {
+        let PathScratch { f, segs } = scratch;
+        f.clear();
+        segs.clear();
+        let changed = fold_padded(hay, f);
+        let n = f.len().saturating_sub(PAD);
         let q = Query {
             hay,
-            f: fold,
+            f,
+            n,
             // Folding changes lengths only for the two non-ASCII folds: an
             // ASCII path has its segments at the same offsets folded.
-            same: hay.len() == fold.len(),
+            same: hay.len() == n,
+            lower: !changed,
         };
-        // Every segment, up to `MAX_SEGS`, with its hashes: the tails of
-        // prefix rules are compared with the later segments' codes.
-        let mut segs = [Seg::default(); MAX_SEGS];
-        let indexed = if q.same {
-            q.segments_ascii(&mut segs)
-        } else {
-            q.segments(&mut segs)
-        };
-        let Some(n) = indexed else {
-            // A deeper path than the index holds: segment by segment, the
-            // tails checked by splitting the rest.
-            let mut prev: Option<Seg> = None;
-            let mut prefixes = true;
-            loop {
-                let at = q.segment(prev.as_ref());
-                prefixes = self.segment(&q, &at, &[], prefixes, out);
-                if at.se >= q.f.len() {
-                    return;
-                }
-                prev = Some(at);
-            }
-        };
+        q.segments(segs);
+        // Every segment with its hashes: the tails of prefix rules are
+        // compared with the later segments' codes.
         let mut prefixes = true;
-        for j in 0..n {
-            if let (Some(me), Some(later)) = (segs.get(j), segs.get(j + 1..n)) {
+        for j in 0..segs.len() {
+            if let (Some(me), Some(later)) = (segs.get(j), segs.get(j + 1..)) {
                 prefixes = self.segment(&q, me, later, prefixes, out);
             }
         }
@@ -518,11 +615,9 @@ impl PathTables {
 
     /// The lookups of one segment: its name, its extension, and (when
     /// `prefixes`) the path up to its end. Prefix rules' coded tails are
-    /// looked up by the codes of the `later` segments when the query
-    /// indexes them (`later` is empty for the last segment, and for every
-    /// segment of a path deeper than the index, whose tails are checked by
-    /// splitting the rest). Returns whether some prefix key is longer than
-    /// the path up to this segment (else no longer prefix can be a key).
+    /// looked up by the codes of the `later` segments. Returns whether some
+    /// prefix key is longer than the path up to this segment (else no
+    /// longer prefix can be a key).
     #[inline]
     fn segment(
         &self,
@@ -536,20 +631,26 @@ impl PathTables {
         let (Some(oseg), Some(sseg)) = (hay.get(me.o..me.oe), f.get(me.s..me.se)) else {
             return false;
         };
+        // Whether a case-sensitive entry's text, equal to a stretch of the
+        // path when both are folded, is equal to it as it is: without
+        // folding having changed the path, exactly when folding does not
+        // change the entry's text.
+        let lower = q.lower;
         if !self.name.is_empty() {
-            if let (Some(es), _) = self.name.get(me.hash, sseg) {
-                for (e, _) in es {
-                    if e.folded || *e.text == *oseg {
+            if let (Some(g), _) = self.name.get(me.hash, f, me.s, me.se) {
+                for it in g.entries.iter() {
+                    let e = &it.e;
+                    if e.folded || if lower { it.lower } else { *e.text == *oseg } {
                         out.push(e.id);
                     }
                 }
             }
         }
         if !self.ext.is_empty() && me.code != NO_EXT {
-            let ext = me.dot.and_then(|d| f.get(d..me.se)).unwrap_or_default();
-            if let (Some(es), _) = self.ext.get(me.code, ext) {
-                for (e, _) in es {
-                    let against = if e.folded { sseg } else { oseg };
+            if let (Some(g), _) = self.ext.get(me.code, f, me.dot, me.se) {
+                for it in g.entries.iter() {
+                    let e = &it.e;
+                    let against = if e.folded || lower { sseg } else { oseg };
                     if against.ends_with(&e.text) {
                         out.push(e.id);
                     }
@@ -561,30 +662,23 @@ impl PathTables {
         }
         // The path up to this segment's `/` (the terminator after the
         // last one).
-        let (Some(op), Some(sp)) = (hay.get(..me.oe), f.get(..me.se)) else {
+        let Some(op) = hay.get(..me.oe) else {
             return false;
         };
-        let (es, longer) = self.prefix.get(me.chain, sp);
-        let Some(es) = es else {
+        let (g, longer) = self.prefix.get(me.chain, f, 0, me.se);
+        let Some(g) = g else {
             return longer;
         };
         let (rest, frest) = (
             hay.get(me.oe + 1..).unwrap_or_default(),
-            f.get(me.se + 1..).unwrap_or_default(),
+            f.get(me.se + 1..q.n).unwrap_or_default(),
         );
-        let case_ok = |e: &Entry| e.folded || *e.text == *op;
-        // Coded entries are looked up by the codes of the later segments
-        // when the query indexes them.
-        let indexed = !later.is_empty() || rest.is_empty();
-        let split = if indexed {
-            es.partition_point(|(_, c)| *c == NO_CODE)
-        } else {
-            es.len()
-        };
-        let (plain, coded) = es.split_at(split.min(es.len()));
-        for (e, _) in plain {
-            if case_ok(e) && tail_fits(&e.tail, e.folded, rest, frest) {
-                out.push(e.id);
+        let case_ok = |it: &Item| it.e.folded || if lower { it.lower } else { *it.e.text == *op };
+        // Coded entries are looked up by the codes of the later segments.
+        let (plain, coded) = g.entries.split_at(g.plain.min(g.entries.len()));
+        for it in plain {
+            if case_ok(it) && tail_fits(&it.e.tail, it.e.folded, rest, frest) {
+                out.push(it.e.id);
             }
         }
         if coded.is_empty() {
@@ -592,27 +686,27 @@ impl PathTables {
         }
         for (k, sg) in later.iter().enumerate() {
             let code = sg.code;
-            if code == NO_EXT {
+            if g.codes & 1 << (code & 63) == 0 || code == NO_EXT {
                 continue;
             }
-            let from = coded.partition_point(|(_, c)| *c < code);
-            for (e, c) in coded.get(from..).unwrap_or_default() {
+            let from = coded.partition_point(|it| it.code < code);
+            for it in coded.get(from..).unwrap_or_default() {
                 // The run of this code.
-                if *c != code {
+                if it.code != code {
                     break;
                 }
-                let t = match &e.tail {
+                let t = match &it.e.tail {
                     Tail::Child(t) if k == 0 => t,
                     Tail::Deep(t) => t,
                     _ => continue,
                 };
-                let seg = if e.folded {
+                let seg = if it.e.folded || lower {
                     f.get(sg.s..sg.se)
                 } else {
                     hay.get(sg.o..sg.oe)
                 };
-                if case_ok(e) && seg.is_some_and(|x| x.ends_with(t)) {
-                    out.push(e.id);
+                if case_ok(it) && seg.is_some_and(|x| x.ends_with(t)) {
+                    out.push(it.e.id);
                 }
             }
         }
@@ -620,21 +714,79 @@ impl PathTables {
     }
 }
 
-/// Segments a query indexes for the tails of prefix rules; a deeper path
-/// is checked segment by segment, its tails by splitting.
-const MAX_SEGS: usize = 16;
+/// A path query's scratch: the path folded (followed by [`PAD`] zero
+/// bytes) and its segments.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct PathScratch {
+    f: Vec<u8>,
+    segs: Vec<Seg>,
+}
+
+/// The high bit of each byte of `w` (ASCII) that is an ASCII capital.
+#[inline]
+fn upper_mask(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // Each byte is at most 0x7F, so no sum carries into the next byte.
+    let from_a = w + ONES * (0x80 - u64::from(b'A'));
+    let past_z = w + ONES * (0x80 - u64::from(b'Z') - 1);
+    from_a & !past_z & (ONES * 0x80)
+}
+
+/// Folds `hay` into `f` as the keys are (see the module documentation),
+/// followed by [`PAD`] zero bytes; returns whether folding changed it
+/// (or it is not ASCII).
+#[inline]
+fn fold_padded(hay: &[u8], f: &mut Vec<u8>) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let n = hay.len();
+    f.resize(n + PAD, 0);
+    let mut changed = 0u64;
+    let mut high = 0u64;
+    // Eight bytes at a time; a last partial word is the path's last eight
+    // bytes, overlapping the one before (or, for a path shorter than a
+    // word, its bytes alone).
+    let mut put = |i: usize, w: u64, f: &mut Vec<u8>| {
+        high |= w & HIGH;
+        let m = upper_mask(w & !HIGH);
+        changed |= m;
+        if let Some(d) = f.get_mut(i..i + 8) {
+            d.copy_from_slice(&(w | m >> 2).to_le_bytes());
+        }
+    };
+    let mut i = 0;
+    while i + 8 <= n {
+        put(i, word_at(hay, i), f);
+        i += 8;
+    }
+    if i < n {
+        if n >= 8 {
+            put(n - 8, word_at(hay, n - 8), f);
+        } else {
+            let w = hay.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+            put(0, w, f);
+        }
+    }
+    if high != 0 {
+        // Not ASCII: byte by byte.
+        f.clear();
+        fold_into(hay, f);
+        f.extend_from_slice(&[0; PAD]);
+        return true;
+    }
+    changed != 0
+}
 
 /// One segment of a query: its bounds in the path as it is (`o..oe`) and
-/// folded (`s..se`), where its last `.` is in the folded path, and its
-/// hashes: of its folded text, of the folded path up to it (chained), and
-/// its extension code.
+/// folded (`s..se`), where its last `.` is in the folded path (`se`
+/// without one), and its hashes: of its folded text, of the folded path
+/// up to it (chained), and its extension code.
 #[derive(Clone, Copy, Debug, Default)]
-struct Seg {
+pub(crate) struct Seg {
     o: usize,
     oe: usize,
     s: usize,
     se: usize,
-    dot: Option<usize>,
+    dot: usize,
     hash: u64,
     chain: u64,
     code: u64,
@@ -652,127 +804,77 @@ fn byte_mask(w: u64, b: u8) -> u64 {
 /// A query's path as it is and folded.
 struct Query<'a> {
     hay: &'a [u8],
+    /// Folded, then [`PAD`] zero bytes.
     f: &'a [u8],
+    /// The folded path's length.
+    n: usize,
     /// Both have their segments at the same offsets.
     same: bool,
+    /// Folding did not change the path.
+    lower: bool,
 }
 
 impl Query<'_> {
-    /// Fills `segs` with the path's segments; `None` when it has more.
-    fn segments(&self, segs: &mut [Seg; MAX_SEGS]) -> Option<usize> {
-        let mut n = 0usize;
-        let mut prev: Option<Seg> = None;
-        loop {
-            let at = self.segment(prev.as_ref());
-            *segs.get_mut(n)? = at;
-            n += 1;
-            if at.se >= self.f.len() {
-                return Some(n);
-            }
-            prev = Some(at);
-        }
-    }
-
-    /// [`Query::segments`] when both forms have their segments at the
-    /// same offsets: the `/` and `.` of the folded path found eight bytes
-    /// at a time.
-    fn segments_ascii(&self, segs: &mut [Seg; MAX_SEGS]) -> Option<usize> {
+    /// Pushes the path's segments onto `segs`: the `/` and `.` of the
+    /// folded path found eight bytes at a time (the padding holds
+    /// neither).
+    fn segments(&self, segs: &mut Vec<Seg>) {
         let f = self.f;
-        let mut n = 0usize;
         let mut start = 0usize;
+        let mut ostart = 0usize;
         let mut dot = None;
         let mut before = CHAIN_START;
-        let mut words = f.chunks_exact(8);
-        let last = words
-            .remainder()
-            .iter()
-            .rev()
-            .fold(0u64, |w, &b| w << 8 | u64::from(b));
-        let words = (&mut words)
-            .map(|c| {
-                let mut w = [0u8; 8];
-                w.copy_from_slice(c);
-                u64::from_le_bytes(w)
-            })
-            .chain(std::iter::once(last));
-        for (ci, w) in words.enumerate() {
+        let mut i0 = 0usize;
+        while i0 < self.n {
+            let w = word_at(f, i0);
             let slashes = byte_mask(w, b'/');
             let mut m = slashes | byte_mask(w, b'.');
             while m != 0 {
                 let bit = m.trailing_zeros();
                 m &= m - 1;
-                let i = ci * 8 + (bit / 8) as usize;
+                let i = i0 + (bit / 8) as usize;
                 if slashes & (1 << bit) == 0 {
                     dot = Some(i);
                     continue;
                 }
-                let at = self.plain_segment(start, i, dot, before);
-                *segs.get_mut(n)? = at;
-                n += 1;
+                let at = self.segment(ostart, start, i, dot, before);
+                segs.push(at);
                 before = at.chain;
                 start = i + 1;
+                ostart = at.oe + 1;
                 dot = None;
             }
+            i0 += 8;
         }
-        *segs.get_mut(n)? = self.plain_segment(start, f.len(), dot, before);
-        Some(n + 1)
+        segs.push(self.segment(ostart, start, self.n, dot, before));
     }
 
-    /// The segment `start..end` of both forms, its last `.` at `dot`,
-    /// after the prefix of chained hash `before`.
+    /// The segment `start..end` of the folded path (from `o` in the path
+    /// as it is), its last `.` at `dot`, after the prefix of chained hash
+    /// `before`.
     #[inline]
-    fn plain_segment(&self, start: usize, end: usize, dot: Option<usize>, before: u64) -> Seg {
-        let hash = hash_key(self.f.get(start..end).unwrap_or_default());
-        Seg {
-            o: start,
-            oe: end,
-            s: start,
-            se: end,
-            dot,
-            hash,
-            chain: chain(before, hash),
-            code: code_of_ext(dot.and_then(|d| self.f.get(d..end))),
-        }
-    }
-
-    /// The segment after `prev` (the first one when `None`).
-    #[inline]
-    fn segment(&self, prev: Option<&Seg>) -> Seg {
-        let (o, s, before) = match prev {
-            Some(p) => (p.oe + 1, p.se + 1, p.chain),
-            None => (0, 0, CHAIN_START),
-        };
-        // The segment's end and its last `.`, in one scan.
-        let mut se = self.f.len();
-        let mut dot = None;
-        for (i, &b) in self.f.get(s..).unwrap_or_default().iter().enumerate() {
-            if b == b'/' {
-                se = s + i;
-                break;
-            }
-            if b == b'.' {
-                dot = Some(s + i);
-            }
-        }
+    fn segment(&self, o: usize, start: usize, end: usize, dot: Option<usize>, before: u64) -> Seg {
+        let hash = hash_span(self.f, start, end);
         let oe = if self.same {
-            se
+            end
         } else {
             self.hay
                 .get(o..)
                 .and_then(|r| r.iter().position(|&b| b == b'/'))
                 .map_or(self.hay.len(), |i| o + i)
         };
-        let text = self.f.get(s..se).unwrap_or_default();
-        let hash = hash_key(text);
         Seg {
-            o,
+            o: if self.same { start } else { o },
             oe,
-            s,
-            se,
-            dot,
+            s: start,
+            se: end,
+            dot: dot.unwrap_or(end),
             hash,
             chain: chain(before, hash),
-            code: code_of_ext(dot.and_then(|d| self.f.get(d..se))),
+            code: match dot {
+                Some(d) => hash_span(self.f, d, end).max(2),
+                None => NO_EXT,
+            },
         }
     }
 }
