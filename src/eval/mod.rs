@@ -165,16 +165,27 @@ struct Scratch {
     /// The room of the list of each action's matches (empty: its matches
     /// borrow the evaluator of one call).
     all: Vec<Vec<RuleMatch<'static>>>,
+    /// The command rules that match a Bash call's whole text.
+    whole: Vec<u32>,
 }
 
 /// The buffers [`Evaluator::decide_actions`] writes into: matches, rule
-/// ids, subjects, each action's matches.
+/// ids, subjects, each action's matches, the whole command's matches.
 type DecideBuffers<'a, 'p> = (
     &'a mut Matches,
     &'a mut Vec<(u32, How)>,
     &'a mut String,
     &'a mut Vec<Vec<RuleMatch<'p>>>,
+    &'a mut Vec<u32>,
 );
+
+/// A command text matched already in this call, and the command rules
+/// that match it: a run whose candidate is the whole command (a command
+/// of one plain invocation) is not matched twice.
+struct Memo<'t, 'a> {
+    text: Option<&'t str>,
+    ids: &'a mut Vec<u32>,
+}
 
 thread_local! {
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
@@ -204,7 +215,26 @@ pub struct Evaluator {
     token_index: tokens::TokenIndex,
     /// What of a Bash command the rules can use.
     needs: action::Needs,
+    /// The tool-name rules that match each tool of [`KNOWN_TOOLS`], found
+    /// on its first call: they depend on the tool's name only.
+    tool_ids: [std::sync::OnceLock<Vec<u32>>; KNOWN_TOOLS.len()],
 }
+
+/// The tools whose tool-name matches an evaluator keeps (those with a
+/// specifier: every call of them is matched by name the same way).
+const KNOWN_TOOLS: [&str; 11] = [
+    "Bash",
+    "Monitor",
+    "PowerShell",
+    "Read",
+    "Glob",
+    "Grep",
+    "Edit",
+    "Write",
+    "MultiEdit",
+    "NotebookEdit",
+    "WebFetch",
+];
 
 impl Evaluator {
     /// Compiles a loaded policy (its rules in policy order, its sources'
@@ -277,6 +307,7 @@ impl Evaluator {
             roots: Vec::new(),
             token_index: tokens::TokenIndex::default(),
             needs: action::Needs::ALL,
+            tool_ids: Default::default(),
         };
         let token_rules: Vec<(u32, &[String])> = e
             .policy
@@ -474,7 +505,13 @@ impl Evaluator {
             ctx,
             &mut actions,
             &dirs,
-            (&mut s.matches, &mut s.ids, &mut s.subjects, &mut all),
+            (
+                &mut s.matches,
+                &mut s.ids,
+                &mut s.subjects,
+                &mut all,
+                &mut s.whole,
+            ),
             with_reports,
         );
         s.actions = actions;
@@ -493,10 +530,14 @@ impl Evaluator {
         ctx: &EvalContext,
         actions: &mut action::Actions,
         dirs: &AnchorDirs<'_>,
-        (m, ids, subjects, all): DecideBuffers<'_, 'p>,
+        (m, ids, subjects, all, whole): DecideBuffers<'_, 'p>,
         with_reports: bool,
     ) -> Result<Decision<'p>, Error> {
         let call_ids = self.call_ids(call, m);
+        let mut memo = Memo {
+            text: None,
+            ids: whole,
+        };
         all.clear();
         all.reserve(actions.list.len());
         for a in &actions.list {
@@ -504,7 +545,7 @@ impl Evaluator {
             if a.call_rules {
                 ids.extend(call_ids.iter().map(|&id| (id, How::Matches)));
             }
-            self.match_target(call, a, &actions.texts, ctx, dirs, m, ids);
+            self.match_target(call, a, &actions.texts, ctx, dirs, m, ids, &mut memo);
             all.push(
                 ids.iter()
                     .filter_map(|&(id, how)| {
@@ -530,10 +571,23 @@ impl Evaluator {
     }
 
     /// Tool-name and field rules of the call.
-    fn call_ids(&self, call: &ToolCall, m: &mut Matches) -> Vec<u32> {
+    fn call_ids(&self, call: &ToolCall, m: &mut Matches) -> std::borrow::Cow<'_, [u32]> {
+        use std::borrow::Cow;
         let tool = call.tool.as_str();
-        self.policy.find(Kind::Tool, Some(tool), tool, m);
-        let mut ids = m.ids().to_vec();
+        let known = KNOWN_TOOLS
+            .iter()
+            .position(|t| *t == tool)
+            .and_then(|k| self.tool_ids.get(k));
+        let mut ids: Cow<'_, [u32]> = match known {
+            Some(cell) => Cow::Borrowed(cell.get_or_init(|| {
+                self.policy.find(Kind::Tool, Some(tool), tool, m);
+                m.ids().to_vec()
+            })),
+            None => {
+                self.policy.find(Kind::Tool, Some(tool), tool, m);
+                Cow::Owned(m.ids().to_vec())
+            }
+        };
         for f in &self.fields {
             let text = match call.input.get(f) {
                 Some(Value::String(s)) => s.clone(),
@@ -542,21 +596,22 @@ impl Evaluator {
                 _ => continue,
             };
             self.policy.find_field(Some(tool), f, &text, m);
-            ids.extend_from_slice(m.ids());
+            ids.to_mut().extend_from_slice(m.ids());
         }
         ids
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn match_target(
+    fn match_target<'t>(
         &self,
         call: &ToolCall,
         a: &Action,
-        texts: &CandTexts,
+        texts: &'t CandTexts,
         ctx: &EvalContext,
         dirs: &AnchorDirs<'_>,
         m: &mut Matches,
         ids: &mut Vec<(u32, How)>,
+        memo: &mut Memo<'t, '_>,
     ) {
         let rule = |id: u32| self.policy.rule(id);
         let tool = call.tool.as_str();
@@ -573,8 +628,13 @@ impl Evaluator {
                     let Some((text, for_allow)) = texts.get(i) else {
                         continue;
                     };
-                    self.policy.find(Kind::Command, Some(tool), text, m);
-                    for &id in m.ids() {
+                    let found = if memo.text == Some(text) {
+                        &memo.ids[..]
+                    } else {
+                        self.policy.find(Kind::Command, Some(tool), text, m);
+                        m.ids()
+                    };
+                    for &id in found {
                         let Some(r) = rule(id) else { continue };
                         if r.effect != Effect::Allow || (for_allow && names_exec(r, exec)) {
                             ids.push((id, How::Matches));
@@ -611,8 +671,11 @@ impl Evaluator {
                 }
             }
             Target::Raw { text, complete } => {
-                self.policy
-                    .find(Kind::Command, Some(tool), texts.text_of(text), m);
+                let text = texts.text_of(text);
+                self.policy.find(Kind::Command, Some(tool), text, m);
+                memo.text = Some(text);
+                memo.ids.clear();
+                memo.ids.extend_from_slice(m.ids());
                 for &id in m.ids() {
                     if let Some(r) = rule(id) {
                         if raw_applies(r, *complete) {

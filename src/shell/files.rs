@@ -171,8 +171,9 @@ pub(crate) fn redirection_files(reds: &[Redirection], found: &mut Found) {
 }
 
 /// Reads the files, hosts and executing options of one invocation
-/// (`words[0]` is its program, `base` its basename).
-pub(crate) fn scan(base: &str, words: &[Word], found: &mut Found) {
+/// (`words[0]` is its program, `base` its basename, `known` what the
+/// program tables know of it).
+pub(crate) fn scan(base: &str, known: &programs::Known, words: &[Word], found: &mut Found) {
     let args = words.get(1..).unwrap_or(&[]);
     match base {
         "dd" => dd(args, found),
@@ -181,26 +182,24 @@ pub(crate) fn scan(base: &str, words: &[Word], found: &mut Found) {
         "git" => git(args, found),
         _ => {}
     }
-    if let Some(p) = programs::file_program(base) {
+    if let Some(p) = known.file {
         generic(base, p, args, found);
     }
-    if let Some(n) = programs::network_program(base) {
+    if let Some(n) = known.network {
         network(n, args, found);
     }
-    for (names, opts) in programs::INLINE_CODE {
-        if names.contains(&base) || (base.starts_with("python") && names.contains(&"python")) {
-            for w in args {
-                if w.is_dynamic() || !w.text().starts_with('-') {
-                    break;
-                }
-                let t = w.text();
-                if opts.contains(&t)
-                    || (t.len() > 2
-                        && !t.starts_with("--")
-                        && opts.iter().any(|o| o.len() == 2 && t.ends_with(&o[1..])))
-                {
-                    found.exec(t);
-                }
+    if let Some(opts) = known.inline_code {
+        for w in args {
+            if w.is_dynamic() || !w.text().starts_with('-') {
+                break;
+            }
+            let t = w.text();
+            if opts.contains(&t)
+                || (t.len() > 2
+                    && !t.starts_with("--")
+                    && opts.iter().any(|o| o.len() == 2 && t.ends_with(&o[1..])))
+            {
+                found.exec(t);
             }
         }
     }

@@ -474,6 +474,81 @@ impl NameIndex {
     }
 }
 
+/// What every table knows of one program name: one lookup for a command
+/// instead of one per table.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Known {
+    /// Its wrapper row ([`wrapper`]).
+    pub wrapper: Option<&'static Wrapper>,
+    /// Its subcommand table ([`subcommand_table`]).
+    pub subcommands: Option<&'static SubcommandTable>,
+    /// Its file table ([`file_program`]).
+    pub file: Option<&'static FileProgram>,
+    /// Its network table ([`network_program`]).
+    pub network: Option<&'static NetworkProgram>,
+    /// Its inline-code options ([`INLINE_CODE`]).
+    pub inline_code: Option<&'static [&'static str]>,
+    /// It is one of the [`SHELLS`].
+    pub shell: bool,
+}
+
+impl Known {
+    /// A name no table knows.
+    pub const NOTHING: Known = Known {
+        wrapper: None,
+        subcommands: None,
+        file: None,
+        network: None,
+        inline_code: None,
+        shell: false,
+    };
+}
+
+/// A name no table has whose inline-code options are Python's.
+static PYTHON_LIKE: Known = Known {
+    inline_code: Some(PYTHON_INLINE_CODE),
+    ..Known::NOTHING
+};
+
+static KNOWN_INDEX: std::sync::OnceLock<HashMap<&'static str, Known, BuildHasherDefault<Fnv>>> =
+    std::sync::OnceLock::new();
+
+/// What the tables know of the program `name` (a basename), as each
+/// table's own lookup answers it.
+pub fn known(name: &str) -> &'static Known {
+    let index = KNOWN_INDEX.get_or_init(|| {
+        let mut names: Vec<&'static str> = Vec::new();
+        names.extend(WRAPPERS.iter().flat_map(|r| r.names.iter().copied()));
+        names.extend(SUBCOMMAND_TABLES.iter().flat_map(|r| r.names.iter().copied()));
+        names.extend(FILE_PROGRAMS.iter().flat_map(|r| r.names.iter().copied()));
+        names.extend(NETWORK_PROGRAMS.iter().flat_map(|r| r.names.iter().copied()));
+        names.extend(INLINE_CODE.iter().flat_map(|(n, _)| n.iter().copied()));
+        names.extend(SHELLS.iter().copied());
+        let mut m = HashMap::default();
+        for n in names {
+            m.entry(n).or_insert_with(|| Known {
+                wrapper: wrapper(n),
+                subcommands: subcommand_table(n),
+                file: file_program(n),
+                network: network_program(n),
+                // Of two rows naming a program, the first (as a scan finds it).
+                inline_code: INLINE_CODE
+                    .iter()
+                    .find(|(names, _)| names.contains(&n))
+                    .map(|(_, o)| *o)
+                    .or_else(|| n.starts_with("python").then_some(PYTHON_INLINE_CODE)),
+                shell: SHELLS.contains(&n),
+            });
+        }
+        m
+    });
+    match index.get(name) {
+        Some(k) => k,
+        None if name.starts_with("python") => &PYTHON_LIKE,
+        None => &Known::NOTHING,
+    }
+}
+
 static WRAPPER_INDEX: NameIndex = NameIndex::new();
 static SUBCOMMAND_INDEX: NameIndex = NameIndex::new();
 static FILE_INDEX: NameIndex = NameIndex::new();
@@ -1106,7 +1181,7 @@ pub fn file_program(name: &str) -> Option<&'static FileProgram> {
 /// Interpreters whose inline-code option executes arbitrary code (SPEC
 /// §8.5): the option marks the invocation.
 pub static INLINE_CODE: &[(&[&str], &[&str])] = &[
-    (&["python", "python2", "python3", "pypy", "pypy3"], &["-c"]),
+    (&["python", "python2", "python3", "pypy", "pypy3"], PYTHON_INLINE_CODE),
     (
         &["node", "nodejs", "bun", "deno"],
         &["-e", "--eval", "-p", "--print"],
@@ -1116,6 +1191,10 @@ pub static INLINE_CODE: &[(&[&str], &[&str])] = &[
     (&["php"], &["-r"]),
     (&["lua", "luajit"], &["-e"]),
 ];
+
+/// Python's inline-code options: also those of any program whose name
+/// starts with `python` (`python3.12`).
+const PYTHON_INLINE_CODE: &[&str] = &["-c"];
 
 /// `git -c NAME=VALUE` settings that run a command or write (SPEC §8.5).
 pub const GIT_EXEC_CONFIG: &[&str] = &[
@@ -1378,5 +1457,40 @@ mod tests {
         check(SUBCOMMAND_TABLES, |t| t.names, subcommand_table);
         check(FILE_PROGRAMS, |p| p.names, file_program);
         check(NETWORK_PROGRAMS, |p| p.names, network_program);
+    }
+
+    /// One lookup of every table answers as each table's own lookup, and
+    /// as the scans the reducer made before (`SHELLS`, `INLINE_CODE` with
+    /// its `python…` names).
+    #[test]
+    fn known_agrees_with_each_table() {
+        let mut names: Vec<&str> = vec!["", "gitx", "zz", "a", "~", "python3.12", "pythonw", "pyth"];
+        names.extend(WRAPPERS.iter().flat_map(|r| r.names.iter().copied()));
+        names.extend(SUBCOMMAND_TABLES.iter().flat_map(|r| r.names.iter().copied()));
+        names.extend(FILE_PROGRAMS.iter().flat_map(|r| r.names.iter().copied()));
+        names.extend(NETWORK_PROGRAMS.iter().flat_map(|r| r.names.iter().copied()));
+        names.extend(INLINE_CODE.iter().flat_map(|(n, _)| n.iter().copied()));
+        names.extend(SHELLS.iter().copied());
+        fn same<T>(a: Option<&'static T>, b: Option<&'static T>) -> bool {
+            match (a, b) {
+                (Some(a), Some(b)) => std::ptr::eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
+        }
+        for n in names {
+            let k = known(n);
+            assert!(same(k.wrapper, wrapper(n)), "{n}");
+            assert!(same(k.subcommands, subcommand_table(n)), "{n}");
+            assert!(same(k.file, file_program(n)), "{n}");
+            assert!(same(k.network, network_program(n)), "{n}");
+            assert_eq!(k.shell, SHELLS.contains(&n), "{n}");
+            let inline: Vec<&[&str]> = INLINE_CODE
+                .iter()
+                .filter(|(names, _)| names.contains(&n) || (n.starts_with("python") && names.contains(&"python")))
+                .map(|(_, o)| *o)
+                .collect();
+            assert_eq!(k.inline_code.map(|o| vec![o]).unwrap_or_default(), inline, "{n}");
+        }
     }
 }

@@ -376,6 +376,34 @@ impl CandTexts {
         self.finish(start, from, for_allow);
     }
 
+    /// Adds `text` as a candidate unless it equals one of the candidates
+    /// from `from` on (which then also serves allow rules when it does):
+    /// [`CandTexts::push`], compared before it is written.
+    pub(crate) fn add(&mut self, text: &str, from: usize, for_allow: bool) {
+        let all = &self.text;
+        let same = self
+            .list
+            .get(from..)
+            .unwrap_or(&[])
+            .iter()
+            .position(|c| all.get(c.text.clone()) == Some(text));
+        match same {
+            Some(k) => {
+                if let Some(c) = self.list.get_mut(from + k) {
+                    c.for_allow |= for_allow;
+                }
+            }
+            None => {
+                let start = self.text.len();
+                self.text.push_str(text);
+                self.list.push(CandSpan {
+                    text: start..self.text.len(),
+                    for_allow,
+                });
+            }
+        }
+    }
+
     /// Ends the candidate written into `text` from byte `start`: dropped
     /// when it equals one of the candidates from `from` on (which then
     /// also serves allow rules when it does).
@@ -635,10 +663,17 @@ fn chain<'r>(
     let mut layers: Vec<Layer<'r>> = ctx.buf.layers.0.pop().unwrap_or_default();
     let mut script: Option<Result<String, Gap>> = None;
     let mut replace: Option<String> = None;
+    // What the tables know of the last layer's program.
+    let mut known: &programs::Known;
     loop {
         let prog = cur.get(start);
         let p_dynamic = prog.is_some_and(Word::is_dynamic);
         let p_base = prog.map_or("", |w| basename(w.text()));
+        known = if p_dynamic {
+            &programs::Known::NOTHING
+        } else {
+            programs::known(p_base)
+        };
         let mut layer = Layer {
             own: Cow::Borrowed(&[]),
             span: None,
@@ -663,13 +698,8 @@ fn chain<'r>(
             break;
         }
         let nested = !layers.is_empty();
-        let shell = !p_dynamic && programs::SHELLS.contains(&p_base);
-        let wrapper = if p_dynamic {
-            None
-        } else {
-            programs::wrapper(p_base)
-        };
-        if let Some(wr) = wrapper {
+        let shell = known.shell;
+        if let Some(wr) = known.wrapper {
             layer.wrapper = Some(wr);
             let next = wrapper_options(wr, &cur, start, &mut layer, &mut replace);
             match next {
@@ -730,13 +760,14 @@ fn chain<'r>(
             files::redirection_files(&c.redirections, &mut first.found);
         }
     }
-    // The action's files, hosts and executing options.
+    // The action's files, hosts and executing options. (Its program is
+    // the last one the loop looked up.)
     let last = layers.len() - 1;
     if let Some(l) = layers.last_mut() {
         if let Some(w) = l.own.first().filter(|w| !w.is_dynamic()) {
             let base = basename(w.text());
-            files::scan(base, &l.own, &mut l.found);
-            if programs::SHELLS.contains(&base) {
+            files::scan(base, known, &l.own, &mut l.found);
+            if known.shell {
                 shell_file(&l.own, &mut l.found);
             }
         }
@@ -816,7 +847,7 @@ fn chain<'r>(
     {
         let inv = &mut ctx.out[action];
         let (sub, form, alt) = if ctx.subcommands {
-            subcommand_form(&inv.words)
+            subcommand_form(&inv.words, known.subcommands)
         } else {
             (None, None, None)
         };
@@ -1277,13 +1308,16 @@ fn shell_file(words: &[Word], found: &mut Found) {
 }
 
 /// The subcommand, its form, and the form with unknown options taking a
-/// value (SPEC §7.2, §13).
+/// value (SPEC §7.2, §13); `table` is the program's subcommand table.
 #[allow(clippy::type_complexity)]
-fn subcommand_form(words: &[Word]) -> (Option<String>, Option<Vec<&Word>>, Option<Vec<&Word>>) {
-    let Some(program) = words.first().filter(|w| !w.is_dynamic()) else {
+fn subcommand_form<'w>(
+    words: &'w [Word],
+    table: Option<&programs::SubcommandTable>,
+) -> (Option<String>, Option<Vec<&'w Word>>, Option<Vec<&'w Word>>) {
+    if words.first().is_none_or(Word::is_dynamic) {
         return (None, None, None);
-    };
-    let Some(table) = programs::subcommand_table(basename(program.text())) else {
+    }
+    let Some(table) = table else {
         return (None, None, None);
     };
     let find = |unknown_takes: bool| -> (Option<usize>, bool) {
@@ -1364,15 +1398,25 @@ fn push_word(out: &mut String, w: &Word, base: bool) {
     push_quoted(out, t);
 }
 
+/// The bytes a word is rendered with unquoted (SPEC §3.2:
+/// `[A-Za-z0-9_@%+=:,./-]`), as a table: one load per byte.
+static PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric()
+            || matches!(
+                c,
+                b'_' | b'@' | b'%' | b'+' | b'=' | b':' | b',' | b'.' | b'/' | b'-'
+            );
+        b += 1;
+    }
+    t
+};
+
 fn push_quoted(out: &mut String, t: &str) {
-    let plain = !t.is_empty()
-        && t.bytes().all(|b| {
-            b.is_ascii_alphanumeric()
-                || matches!(
-                    b,
-                    b'_' | b'@' | b'%' | b'+' | b'=' | b':' | b',' | b'.' | b'/' | b'-'
-                )
-        });
+    let plain = !t.is_empty() && t.bytes().all(|b| PLAIN[usize::from(b)]);
     if plain {
         out.push_str(t);
         return;
@@ -1494,19 +1538,29 @@ fn build(out: &mut String, layers: &[Layer<'_>], action_words: &[Word], s: &Shap
     }
 }
 
-/// Writes the source text of a command from byte `from` at the end of
-/// `out`, redirections removed and blank runs collapsed; false (nothing
-/// written) when it has none.
-fn source_text(out: &mut String, origin: Origin<'_>, c: &Command, from: usize) -> bool {
+/// What [`source_text`] found.
+enum Source<'a> {
+    /// The command has no source text.
+    None,
+    /// Its source text is this part of its script, as it is.
+    Whole(&'a str),
+    /// Its source text was written at the end of the buffer.
+    Written,
+}
+
+/// The source text of a command from byte `from`, redirections removed
+/// and blank runs collapsed: the script's own text when that is it
+/// already, else written at the end of `out`.
+fn source_text<'a>(out: &mut String, origin: Origin<'a>, c: &Command, from: usize) -> Source<'a> {
     if !origin.sourced {
-        return false;
+        return Source::None;
     }
     let Some(script) = origin.reading.scripts.get(c.script) else {
-        return false;
+        return Source::None;
     };
     let end = c.span.end;
     let Some(text) = script.text.get(from..end) else {
-        return false;
+        return Source::None;
     };
     let start = out.len();
     let redirected = c
@@ -1516,8 +1570,7 @@ fn source_text(out: &mut String, origin: Origin<'_>, c: &Command, from: usize) -
     // Most commands are written with single spaces: the text is its own
     // source text.
     if !redirected && single_spaced(text.as_bytes()) {
-        out.push_str(text);
-        return true;
+        return Source::Whole(text);
     }
     // Without redirections inside and line continuations, the words are
     // the runs between blanks.
@@ -1541,7 +1594,7 @@ fn source_text(out: &mut String, origin: Origin<'_>, c: &Command, from: usize) -
                 out.push_str(text.get(s..i).unwrap_or(""));
             }
         }
-        return true;
+        return Source::Written;
     }
     let mut cut: Vec<std::ops::Range<usize>> = c
         .redirections
@@ -1592,20 +1645,22 @@ fn source_text(out: &mut String, origin: Origin<'_>, c: &Command, from: usize) -
         i += 1;
     }
     flush(out, &mut run, bytes.len());
-    true
+    Source::Written
 }
 
 /// Whether a text has no tab or newline, no run of spaces, and no space
 /// at either end (it is collapsed already).
 fn single_spaced(t: &[u8]) -> bool {
-    let mut prev = b' ';
-    for &b in t {
-        if b == b'\t' || b == b'\n' || (b == b' ' && prev == b' ') {
-            return false;
-        }
-        prev = b;
+    match (t.first(), t.last()) {
+        (Some(&first), Some(&last)) if first != b' ' && !matches!(last, b' ' | b'\t' | b'\n') => {}
+        _ => return false,
     }
-    prev != b' '
+    // One pass without early exit over each byte and the next (the last
+    // byte was looked at above): no branch per byte.
+    let next = t.get(1..).unwrap_or(&[]);
+    !t.iter().zip(next).fold(false, |bad, (&a, &b)| {
+        bad | (a == b'\t') | (a == b'\n') | ((a == b' ') & (b == b' '))
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1692,8 +1747,10 @@ fn candidates(
     let any_fed_before = |j: usize| layers.iter().take(j).any(|l| l.feeds);
     if top {
         let start = buf.text.len();
-        if source_text(&mut buf.text, origin, c, c.span.start) {
-            buf.finish(start, from, true);
+        match source_text(&mut buf.text, origin, c, c.span.start) {
+            Source::Whole(text) => buf.add(text, from, true),
+            Source::Written => buf.finish(start, from, true),
+            Source::None => {}
         }
     }
     for (j, l) in layers.iter().enumerate() {
@@ -1709,8 +1766,10 @@ fn candidates(
                 continue;
             }
             let at = buf.text.len();
-            if source_text(&mut buf.text, origin, c, start) {
-                buf.finish(at, from, allow);
+            match source_text(&mut buf.text, origin, c, start) {
+                Source::Whole(text) => buf.add(text, from, allow),
+                Source::Written => buf.finish(at, from, allow),
+                Source::None => {}
             }
         }
     }
@@ -1899,5 +1958,58 @@ impl std::fmt::Display for Invocation<'_> {
         }
         s.push_str(&render_words(self.words.iter(), false));
         f.write_str(&s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scan without branches answers as a byte-by-byte one.
+    #[test]
+    fn single_spaced_as_a_plain_scan() {
+        fn plain(t: &[u8]) -> bool {
+            let mut prev = b' ';
+            for &b in t {
+                if b == b'\t' || b == b'\n' || (b == b' ' && prev == b' ') {
+                    return false;
+                }
+                prev = b;
+            }
+            prev != b' '
+        }
+        let alphabet = [b'a', b' ', b'\t', b'\n', b'x'];
+        // Every text of up to five bytes over the alphabet.
+        let mut texts: Vec<Vec<u8>> = vec![Vec::new()];
+        for _ in 0..5 {
+            let longer: Vec<Vec<u8>> = texts
+                .iter()
+                .filter(|t| t.len() == texts.last().map_or(0, Vec::len))
+                .flat_map(|t| {
+                    alphabet.iter().map(move |&b| {
+                        let mut u = t.clone();
+                        u.push(b);
+                        u
+                    })
+                })
+                .collect();
+            texts.extend(longer);
+        }
+        let mut wrong = Vec::new();
+        for t in &texts {
+            if single_spaced(t) != plain(t) {
+                wrong.push(String::from_utf8_lossy(t).into_owned());
+            }
+        }
+        assert!(wrong.is_empty(), "{wrong:?}");
+    }
+
+    /// The table of plain bytes is the class SPEC §3.2 names.
+    #[test]
+    fn plain_bytes() {
+        for b in 0..=255u8 {
+            let class = b.is_ascii_alphanumeric() || b"_@%+=:,./-".contains(&b);
+            assert_eq!(PLAIN[usize::from(b)], class, "{b}");
+        }
     }
 }
