@@ -405,7 +405,8 @@ fn with_call<T>(action: &PolicyAction, f: impl FnOnce(&ToolCall) -> T) -> Result
         }
         match slot.as_mut() {
             Some(call) => {
-                match call.input.get_mut("command") {
+                // Its one entry, `command` (no lookup by name).
+                match call.input.values_mut().next() {
                     Some(Value::String(s)) => {
                         s.clear();
                         s.push_str(cmd);
@@ -478,13 +479,9 @@ pub fn evaluate(
     with_context(context, |ctx| {
         for action in actions {
             let rule = with_call(action, |call| {
-                // Only the deciding rule is reported: no action reports.
-                let decision = engine.evaluator.decide(call, ctx)?;
-                Ok::<_, Error>(
-                    decision
-                        .rule
-                        .map(|d| (d.rule.effect, d.how, d.rule.provenance.index)),
-                )
+                // Only the deciding rule is wanted: no decision is built.
+                let found = engine.evaluator.narrowing_rule(call, ctx)?;
+                Ok::<_, Error>(found.map(|m| (m.rule.effect, m.how, m.rule.provenance.index)))
             })??;
             let Some((effect, how, index)) = rule else {
                 continue;

@@ -218,6 +218,9 @@ pub struct Evaluator {
     /// The tool-name rules that match each tool of [`KNOWN_TOOLS`], found
     /// on its first call: they depend on the tool's name only.
     tool_ids: [std::sync::OnceLock<Vec<u32>>; KNOWN_TOOLS.len()],
+    /// The policy has tool-name rules (a policy without any, such as a
+    /// tuff policy, skips their lookup: it can match nothing).
+    tool_rules: bool,
 }
 
 /// The tools whose tool-name matches an evaluator keeps (those with a
@@ -308,6 +311,7 @@ impl Evaluator {
             token_index: tokens::TokenIndex::default(),
             needs: action::Needs::ALL,
             tool_ids: Default::default(),
+            tool_rules: true,
         };
         let token_rules: Vec<(u32, &[String])> = e
             .policy
@@ -332,12 +336,13 @@ impl Evaluator {
         }
         // Only field rules and deny and ask rules are read: a policy
         // loaded from an image decodes a rule when it is first asked for.
-        let mut commands = false;
+        let (mut commands, mut tools) = (false, false);
         for id in 0..e.policy.rule_count() as u32 {
             let Some((effect, kind)) = e.policy.rule_head(id) else {
                 continue;
             };
             commands |= kind == PatternKind::Command;
+            tools |= kind == PatternKind::Any;
             if effect == Effect::Allow && kind != PatternKind::Field {
                 continue;
             }
@@ -376,6 +381,7 @@ impl Evaluator {
             deny_candidates: !e.could_commands.is_empty(),
             words: !e.policy.token_rules().is_empty(),
         };
+        e.tool_rules = tools;
         Ok(e)
     }
 
@@ -570,6 +576,85 @@ impl Evaluator {
         ))
     }
 
+    /// The rule [`Evaluator::decide`] names for `call` in `ctx` when it is
+    /// a deny or ask rule (the first in precedence order of the deny and
+    /// ask matches of all the call's actions: SPEC §9.2), without the
+    /// decision: for a caller that only narrows (tuff's `policy_eval`).
+    /// `None` where the decision names no rule or an allow rule.
+    pub(crate) fn narrowing_rule<'p>(
+        &'p self,
+        call: &ToolCall,
+        ctx: &EvalContext,
+    ) -> Result<Option<RuleMatch<'p>>, Error> {
+        SCRATCH.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut scratch) => self.narrowing_rule_in(call, ctx, &mut scratch),
+            Err(_) => self.narrowing_rule_in(call, ctx, &mut Scratch::default()),
+        })
+    }
+
+    fn narrowing_rule_in<'p>(
+        &'p self,
+        call: &ToolCall,
+        ctx: &EvalContext,
+        s: &mut Scratch,
+    ) -> Result<Option<RuleMatch<'p>>, Error> {
+        let earlier = std::mem::take(&mut s.actions);
+        let actions = action::derive_with(call, ctx, self.needs, earlier)?;
+        let roots: Vec<(&str, &str)> = if actions
+            .list
+            .iter()
+            .any(|a| matches!(a.target, Target::Path { .. }))
+        {
+            let root = |(n, d): &'p (Arc<str>, Option<String>)| {
+                (&**n, d.as_deref().unwrap_or(ctx.project_dir()))
+            };
+            self.roots.iter().map(root).collect()
+        } else {
+            Vec::new()
+        };
+        let dirs = AnchorDirs {
+            home: ctx.home(),
+            project: Some(ctx.project_dir()),
+            sources: &roots,
+        };
+        let call_ids = self.call_ids(call, &mut s.matches);
+        // decide's precedence key: level, deny before ask, policy order.
+        let key = |m: &RuleMatch<'_>| (m.level(), m.rule.effect, m.index);
+        let mut best: Option<RuleMatch<'p>> = None;
+        let mut memo = Memo {
+            text: None,
+            ids: &mut s.whole,
+        };
+        for a in &actions.list {
+            s.ids.clear();
+            if a.call_rules {
+                s.ids.extend(call_ids.iter().map(|&id| (id, How::Matches)));
+            }
+            self.match_target(
+                call,
+                a,
+                &actions.texts,
+                ctx,
+                &dirs,
+                &mut s.matches,
+                &mut s.ids,
+                &mut memo,
+            );
+            for &(id, how) in &s.ids {
+                let (Some(rule), Some(index)) = (self.policy.rule(id), self.policy.input_index(id))
+                else {
+                    continue;
+                };
+                let m = RuleMatch { rule, index, how };
+                if m.level() != Effect::Allow && best.is_none_or(|b| key(&m) < key(&b)) {
+                    best = Some(m);
+                }
+            }
+        }
+        s.actions = actions;
+        Ok(best)
+    }
+
     /// Tool-name and field rules of the call.
     fn call_ids(&self, call: &ToolCall, m: &mut Matches) -> std::borrow::Cow<'_, [u32]> {
         use std::borrow::Cow;
@@ -579,6 +664,7 @@ impl Evaluator {
             .position(|t| *t == tool)
             .and_then(|k| self.tool_ids.get(k));
         let mut ids: Cow<'_, [u32]> = match known {
+            _ if !self.tool_rules => Cow::Borrowed(&[]),
             Some(cell) => Cow::Borrowed(cell.get_or_init(|| {
                 self.policy.find(Kind::Tool, Some(tool), tool, m);
                 m.ids().to_vec()
@@ -624,6 +710,12 @@ impl Evaluator {
                 holes,
                 exec,
             } => {
+                // (Without command rules, nothing to look up.)
+                let cands = if self.needs.candidates {
+                    cands.clone()
+                } else {
+                    0..0
+                };
                 for i in cands.clone() {
                     let Some((text, for_allow)) = texts.get(i) else {
                         continue;
@@ -656,7 +748,7 @@ impl Evaluator {
                         .collect();
                     ids.retain(|&(id, h)| h != How::Could || !sure.contains(&id));
                 }
-                if !holes.is_empty() {
+                if !holes.is_empty() && !self.could_commands.is_empty() {
                     let cands: Vec<&str> = cands
                         .clone()
                         .filter_map(|i| texts.get(i).map(|(t, _)| t))
@@ -670,6 +762,7 @@ impl Evaluator {
                     could_commands(compatible.map(|(id, _)| *id), rule, &cands, holes, ids);
                 }
             }
+            Target::Raw { .. } if !self.needs.candidates => {}
             Target::Raw { text, complete } => {
                 let text = texts.text_of(text);
                 self.policy.find(Kind::Command, Some(tool), text, m);

@@ -114,7 +114,12 @@ fn same_letter(program: &str, c: char) -> char {
 }
 
 fn basename(w: &str) -> &str {
-    w.rsplit_once('/').map_or(w, |(_, b)| b)
+    // A plain scan from the end: `rsplit_once` searches with `memrchr`,
+    // which costs more than the word's few bytes.
+    match w.bytes().rposition(|b| b == b'/') {
+        Some(i) => w.get(i + 1..).unwrap_or(""),
+        None => w,
+    }
 }
 
 fn is_cluster(w: &str) -> bool {
