@@ -23,24 +23,43 @@
 /// ```
 pub fn normalize_lexical(path: &str) -> Option<String> {
     let absolute = path.starts_with('/');
-    let mut out: Vec<&str> = Vec::new();
+    let mut out = String::with_capacity(path.len() + 1);
+    push_segments(&mut out, path, absolute)?;
+    Some(finish(out, absolute))
+}
+
+/// Appends the segments of `path` to `out`, each written as `/segment`:
+/// `.` and empty segments dropped, `..` removing the last one written (or,
+/// with none left, ignored at an absolute root and `None` otherwise).
+fn push_segments(out: &mut String, path: &str, absolute: bool) -> Option<()> {
     for seg in path.split('/') {
         match seg {
             "" | "." => {}
-            ".." => {
-                if out.pop().is_none() && !absolute {
-                    return None;
-                }
+            ".." => match out.rfind('/') {
+                Some(i) => out.truncate(i),
+                None if absolute => {}
+                None => return None,
+            },
+            s => {
+                out.push('/');
+                out.push_str(s);
             }
-            s => out.push(s),
         }
     }
-    let joined = out.join("/");
-    Some(if absolute {
-        format!("/{joined}")
-    } else {
-        joined
-    })
+    Some(())
+}
+
+/// The path [`push_segments`] wrote: `/` for an absolute path with no
+/// segment, without the leading `/` for a relative one.
+fn finish(mut out: String, absolute: bool) -> String {
+    if absolute {
+        if out.is_empty() {
+            out.push('/');
+        }
+    } else if !out.is_empty() {
+        out.remove(0);
+    }
+    out
 }
 
 /// `path` joined onto the absolute directory `dir`, then normalised
@@ -58,7 +77,10 @@ pub fn join_lexical(dir: &str, path: &str) -> Option<String> {
     if !dir.starts_with('/') {
         return None;
     }
-    normalize_lexical(&format!("{dir}/{path}"))
+    let mut out = String::with_capacity(dir.len() + path.len() + 2);
+    push_segments(&mut out, dir, true)?;
+    push_segments(&mut out, path, true)?;
+    Some(finish(out, true))
 }
 
 /// The path of `abs` relative to the directory `anchor_dir` (both absolute;
@@ -163,6 +185,73 @@ mod tests {
                 bad.push(format!("{input:?}: got {got:?}, want {want:?}"));
             }
         }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+    }
+
+    /// The plain definition: segments kept in a list, joined.
+    fn plain(path: &str) -> Option<String> {
+        let absolute = path.starts_with('/');
+        let mut out: Vec<&str> = Vec::new();
+        for seg in path.split('/') {
+            match seg {
+                "" | "." => {}
+                ".." => {
+                    if out.pop().is_none() && !absolute {
+                        return None;
+                    }
+                }
+                s => out.push(s),
+            }
+        }
+        let joined = out.join("/");
+        Some(if absolute {
+            format!("/{joined}")
+        } else {
+            joined
+        })
+    }
+
+    /// Every path of up to five pieces from a small alphabet of segments
+    /// and separators: normalised and joined as the plain definition says.
+    #[test]
+    fn normalize_and_join_agree_with_the_plain_definition() {
+        let pieces = ["/", "//", ".", "..", "a", "bc", "..."];
+        let mut paths = vec![String::new()];
+        let mut frontier = vec![String::new()];
+        for _ in 0..5 {
+            let mut next = Vec::new();
+            for p in &frontier {
+                for q in pieces {
+                    next.push(format!("{p}{q}"));
+                }
+            }
+            paths.extend(next.iter().cloned());
+            frontier = next;
+        }
+        let mut bad = Vec::new();
+        for p in &paths {
+            if normalize_lexical(p) != plain(p) {
+                bad.push(format!(
+                    "normalize {p:?}: {:?} vs {:?}",
+                    normalize_lexical(p),
+                    plain(p)
+                ));
+            }
+            for dir in ["/", "/d", "/d/e"] {
+                let want = if p.starts_with('/') {
+                    plain(p)
+                } else {
+                    plain(&format!("{dir}/{p}"))
+                };
+                if join_lexical(dir, p) != want {
+                    bad.push(format!(
+                        "join {dir:?} {p:?}: {:?} vs {want:?}",
+                        join_lexical(dir, p)
+                    ));
+                }
+            }
+        }
+        assert!(paths.len() > 10_000);
         assert!(bad.is_empty(), "{}", bad.join("\n"));
     }
 
