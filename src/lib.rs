@@ -14,7 +14,7 @@
 //!                                                ids → precedence → Decision)
 //! ```
 //!
-//! [`reference`] is a deliberately naive matcher — a loop over rules, each
+//! [`reference`](mod@reference) is a deliberately naive matcher — a loop over rules, each
 //! checked by a small hand-written matcher — kept as the oracle every
 //! compiled engine is tested against.
 //!

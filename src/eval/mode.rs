@@ -1,10 +1,10 @@
 //! Claude Code's permission modes (SPEC §9.3), applied in evaluation only.
 //!
-//! Hooks never resolve modes: with no mode in the [`EvalContext`]
-//! (`super::EvalContext`) a call no rule decided stays
+//! Hooks never resolve modes: with no mode in the
+//! [`EvalContext`](super::EvalContext) a call no rule decided stays
 //! [`Verdict::None`]. With a mode, this module says which actions the mode
-//! allows on its own ([`allows`]) and what becomes of a call nothing
-//! decided or that was asked about ([`resolve`]). The two data tables —
+//! allows on its own (`allows`) and what becomes of a call nothing
+//! decided or that was asked about (`resolve`). The two data tables —
 //! Claude Code's read-only commands and its tools that never prompt — are
 //! taken from its documentation ("Read-only commands", "Tools available to
 //! Claude") and apply under every mode, never without one.

@@ -1,9 +1,9 @@
 //! The files and hosts one invocation names (SPEC §8.5, §13), and the
 //! directory `cd` moves later commands to.
 //!
-//! [`scan`] reads an invocation's words against the tables of
-//! [`super::programs`]; [`redirection_files`] reads its redirections;
-//! [`Dir`] follows `cd`/`pushd` through a list.
+//! `scan` reads an invocation's words against the tables of
+//! [`super::programs`]; `redirection_files` reads its redirections;
+//! `Dir` follows `cd`/`pushd` through a list.
 
 use super::programs::{self, FileProgram, HostOperands, Operands};
 use super::{Redirection, RedirectionOp, Word, WordKind};
