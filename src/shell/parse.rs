@@ -317,6 +317,19 @@ impl State {
         self.abort = true;
     }
 
+    /// Renumbers the commands that pending here-documents and feeds refer
+    /// to, after the commands moved (`map`: old index to new).
+    fn renumber(&mut self, map: impl Fn(usize) -> usize) {
+        for h in self.heredocs.iter_mut().chain(self.active.iter_mut()) {
+            h.owner = h.owner.map(&map);
+            h.insert_at = map(h.insert_at);
+        }
+        for f in &mut self.feeds {
+            f.producer = f.producer.map(&map);
+            f.shell = map(f.shell);
+        }
+    }
+
     /// Moves the last `n` commands to `pos`, keeping every index that
     /// refers to a command right.
     fn rotate_into(&mut self, pos: usize, n: usize) {
@@ -334,14 +347,7 @@ impl State {
                 i - (len - n) + pos
             }
         };
-        for h in self.heredocs.iter_mut().chain(self.active.iter_mut()) {
-            h.owner = h.owner.map(map);
-            h.insert_at = map(h.insert_at);
-        }
-        for f in &mut self.feeds {
-            f.producer = f.producer.map(map);
-            f.shell = map(f.shell);
-        }
+        self.renumber(map);
     }
 
     /// Moves chunks of commands read after `base` (each a range at or
@@ -409,14 +415,7 @@ impl State {
                 new_of[i - lo]
             }
         };
-        for h in self.heredocs.iter_mut().chain(self.active.iter_mut()) {
-            h.owner = h.owner.map(map);
-            h.insert_at = map(h.insert_at);
-        }
-        for f in &mut self.feeds {
-            f.producer = f.producer.map(map);
-            f.shell = map(f.shell);
-        }
+        self.renumber(map);
         let mut tail: Vec<Option<Command>> = self.reading.commands.drain(lo..).map(Some).collect();
         for i in order {
             if let Some(c) = tail.get_mut(i - lo).and_then(Option::take) {

@@ -513,17 +513,25 @@ static PYTHON_LIKE: Known = Known {
 static KNOWN_INDEX: std::sync::OnceLock<HashMap<&'static str, Known, BuildHasherDefault<Fnv>>> =
     std::sync::OnceLock::new();
 
+/// Every program name some table of this module names (with repeats).
+fn table_names() -> impl Iterator<Item = &'static str> {
+    let rows = |names: &'static [&'static str]| names.iter().copied();
+    WRAPPERS
+        .iter()
+        .flat_map(move |r| rows(r.names))
+        .chain(SUBCOMMAND_TABLES.iter().flat_map(move |r| rows(r.names)))
+        .chain(FILE_PROGRAMS.iter().flat_map(move |r| rows(r.names)))
+        .chain(NETWORK_PROGRAMS.iter().flat_map(move |r| rows(r.names)))
+        .chain(INLINE_CODE.iter().flat_map(move |(n, _)| rows(n)))
+        .chain(SHELLS.iter().copied())
+}
+
 /// What the tables know of the program `name` (a basename), as each
 /// table's own lookup answers it.
 pub fn known(name: &str) -> &'static Known {
     let index = KNOWN_INDEX.get_or_init(|| {
         let mut names: Vec<&'static str> = Vec::new();
-        names.extend(WRAPPERS.iter().flat_map(|r| r.names.iter().copied()));
-        names.extend(SUBCOMMAND_TABLES.iter().flat_map(|r| r.names.iter().copied()));
-        names.extend(FILE_PROGRAMS.iter().flat_map(|r| r.names.iter().copied()));
-        names.extend(NETWORK_PROGRAMS.iter().flat_map(|r| r.names.iter().copied()));
-        names.extend(INLINE_CODE.iter().flat_map(|(n, _)| n.iter().copied()));
-        names.extend(SHELLS.iter().copied());
+        names.extend(table_names());
         let mut m = HashMap::default();
         for n in names {
             m.entry(n).or_insert_with(|| Known {
@@ -1465,12 +1473,7 @@ mod tests {
     #[test]
     fn known_agrees_with_each_table() {
         let mut names: Vec<&str> = vec!["", "gitx", "zz", "a", "~", "python3.12", "pythonw", "pyth"];
-        names.extend(WRAPPERS.iter().flat_map(|r| r.names.iter().copied()));
-        names.extend(SUBCOMMAND_TABLES.iter().flat_map(|r| r.names.iter().copied()));
-        names.extend(FILE_PROGRAMS.iter().flat_map(|r| r.names.iter().copied()));
-        names.extend(NETWORK_PROGRAMS.iter().flat_map(|r| r.names.iter().copied()));
-        names.extend(INLINE_CODE.iter().flat_map(|(n, _)| n.iter().copied()));
-        names.extend(SHELLS.iter().copied());
+        names.extend(table_names());
         fn same<T>(a: Option<&'static T>, b: Option<&'static T>) -> bool {
             match (a, b) {
                 (Some(a), Some(b)) => std::ptr::eq(a, b),
