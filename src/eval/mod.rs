@@ -477,28 +477,9 @@ impl Evaluator {
         // could only meet allow rules, which never use them.
         let earlier = std::mem::take(&mut s.actions);
         let mut actions = action::derive_with(call, ctx, self.needs, earlier)?;
-        // The sources' roots are needed only by path actions (a policy of
-        // a few sources lists them without an allocation).
-        let root = |(n, d): &'p (Arc<str>, Option<String>)| {
-            (&**n, d.as_deref().unwrap_or(ctx.project_dir()))
-        };
         let mut few = [("", ""); 4];
-        let many: Vec<(&str, &str)>;
-        let roots_ref: &[(&str, &str)] = if !actions
-            .list
-            .iter()
-            .any(|a| matches!(a.target, Target::Path { .. }))
-        {
-            &[]
-        } else if self.roots.len() <= few.len() {
-            for (slot, r) in few.iter_mut().zip(&self.roots) {
-                *slot = root(r);
-            }
-            few.get(..self.roots.len()).unwrap_or(&[])
-        } else {
-            many = self.roots.iter().map(root).collect();
-            &many
-        };
+        let mut many = Vec::new();
+        let roots_ref = self.source_roots(ctx, &actions, &mut few, &mut many);
         let dirs = AnchorDirs {
             home: ctx.home(),
             project: Some(ctx.project_dir()),
@@ -600,22 +581,13 @@ impl Evaluator {
     ) -> Result<Option<RuleMatch<'p>>, Error> {
         let earlier = std::mem::take(&mut s.actions);
         let actions = action::derive_with(call, ctx, self.needs, earlier)?;
-        let roots: Vec<(&str, &str)> = if actions
-            .list
-            .iter()
-            .any(|a| matches!(a.target, Target::Path { .. }))
-        {
-            let root = |(n, d): &'p (Arc<str>, Option<String>)| {
-                (&**n, d.as_deref().unwrap_or(ctx.project_dir()))
-            };
-            self.roots.iter().map(root).collect()
-        } else {
-            Vec::new()
-        };
+        let mut few = [("", ""); 4];
+        let mut many = Vec::new();
+        let roots = self.source_roots(ctx, &actions, &mut few, &mut many);
         let dirs = AnchorDirs {
             home: ctx.home(),
             project: Some(ctx.project_dir()),
-            sources: &roots,
+            sources: roots,
         };
         let call_ids = self.call_ids(call, &mut s.matches);
         // decide's precedence key: level, deny before ask, policy order.
@@ -653,6 +625,36 @@ impl Evaluator {
         }
         s.actions = actions;
         Ok(best)
+    }
+
+    /// Each source's root with its directory, for the anchors of path
+    /// rules: needed only when the call has a path action (a policy of a
+    /// few sources lists them in `few`, without an allocation).
+    fn source_roots<'a>(
+        &'a self,
+        ctx: &'a EvalContext,
+        actions: &action::Actions,
+        few: &'a mut [(&'a str, &'a str); 4],
+        many: &'a mut Vec<(&'a str, &'a str)>,
+    ) -> &'a [(&'a str, &'a str)] {
+        let paths = actions
+            .list
+            .iter()
+            .any(|a| matches!(a.target, Target::Path { .. }));
+        let root = |(n, d): &'a (Arc<str>, Option<String>)| {
+            (&**n, d.as_deref().unwrap_or(ctx.project_dir()))
+        };
+        if !paths {
+            &[]
+        } else if self.roots.len() <= few.len() {
+            for (slot, r) in few.iter_mut().zip(&self.roots) {
+                *slot = root(r);
+            }
+            few.get(..self.roots.len()).unwrap_or(&[])
+        } else {
+            many.extend(self.roots.iter().map(root));
+            many
+        }
     }
 
     /// Tool-name and field rules of the call.

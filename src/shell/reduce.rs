@@ -376,23 +376,29 @@ impl CandTexts {
         self.finish(start, from, for_allow);
     }
 
+    /// The index of the first candidate from `from` on whose text is
+    /// `text`.
+    fn same_from(&self, from: usize, text: &str) -> Option<usize> {
+        let list = self.list.get(from..).unwrap_or(&[]);
+        let k = list
+            .iter()
+            .position(|c| self.text.get(c.text.clone()) == Some(text))?;
+        Some(from + k)
+    }
+
+    /// Candidate `k` also serves allow rules when `for_allow`.
+    fn serve_allow(&mut self, k: usize, for_allow: bool) {
+        if let Some(c) = self.list.get_mut(k) {
+            c.for_allow |= for_allow;
+        }
+    }
+
     /// Adds `text` as a candidate unless it equals one of the candidates
     /// from `from` on (which then also serves allow rules when it does):
     /// [`CandTexts::push`], compared before it is written.
     pub(crate) fn add(&mut self, text: &str, from: usize, for_allow: bool) {
-        let all = &self.text;
-        let same = self
-            .list
-            .get(from..)
-            .unwrap_or(&[])
-            .iter()
-            .position(|c| all.get(c.text.clone()) == Some(text));
-        match same {
-            Some(k) => {
-                if let Some(c) = self.list.get_mut(from + k) {
-                    c.for_allow |= for_allow;
-                }
-            }
+        match self.same_from(from, text) {
+            Some(k) => self.serve_allow(k, for_allow),
             None => {
                 let start = self.text.len();
                 self.text.push_str(text);
@@ -411,18 +417,9 @@ impl CandTexts {
         let Some(new) = self.text.get(start..) else {
             return;
         };
-        let text = &self.text;
-        let same = self
-            .list
-            .get(from..)
-            .unwrap_or(&[])
-            .iter()
-            .position(|c| text.get(c.text.clone()) == Some(new));
-        match same {
+        match self.same_from(from, new) {
             Some(k) => {
-                if let Some(c) = self.list.get_mut(from + k) {
-                    c.for_allow |= for_allow;
-                }
+                self.serve_allow(k, for_allow);
                 self.text.truncate(start);
             }
             None => self.list.push(CandSpan {
