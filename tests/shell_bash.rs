@@ -45,7 +45,7 @@ fn case_inputs() -> Vec<String> {
 /// True when a command was read from a script that a shell reads (`sh -c`,
 /// a here-document, a pipe): bash runs the stand-in for that shell instead.
 fn in_shell_script(r: &Reading, c: &Command) -> bool {
-    let mut s = Some(c.script);
+    let mut s = Some(c.script());
     while let Some(i) = s {
         let Some(script) = r.scripts.get(i) else {
             return false;
@@ -143,7 +143,7 @@ fn skip_reason(input: &str, r: &Reading) -> Option<&'static str> {
         {
             return Some("array argument of a declaration builtin");
         }
-        if c.assignments.iter().any(|a| {
+        if c.assignments(r).iter().any(|a| {
             matches!(
                 a.name.as_str(),
                 "PATH" | "BASH_ENV" | "ENV" | "SHELLOPTS" | "BASHOPTS"
@@ -156,7 +156,7 @@ fn skip_reason(input: &str, r: &Reading) -> Option<&'static str> {
         {
             return Some("program with a path");
         }
-        for rd in &c.redirections {
+        for rd in c.redirections(r) {
             let t = &rd.target;
             let procsub = t.text().starts_with("<(") || t.text().starts_with(">(");
             match rd.op {
@@ -292,7 +292,7 @@ PATH="$W/empty"
         // The files its redirections read, and the folders they write to.
         let r = shell::read(input);
         for c in r.commands.iter().filter(|c| !in_shell_script(&r, c)) {
-            for rd in &c.redirections {
+            for rd in c.redirections(&r) {
                 let t = rd.target.text();
                 if rd.target.is_dynamic() || t.starts_with('/') || t.contains("..") || t.is_empty()
                 {

@@ -209,11 +209,11 @@ fn text_held(r: &Reading) -> (usize, usize) {
         .iter()
         .map(|c| {
             c.words(r).iter().map(|w| w.text().len()).sum::<usize>()
-                + c.assignments
+                + c.assignments(r)
                     .iter()
                     .map(|a| a.value.text().len())
                     .sum::<usize>()
-                + c.redirections
+                + c.redirections(r)
                     .iter()
                     .map(|d| d.target.text().len() + d.body.as_ref().map_or(0, |b| b.text().len()))
                     .sum::<usize>()

@@ -25,8 +25,9 @@ fn shellish() -> impl Strategy<Value = String> {
 fn check_invariants(r: &Reading) -> Result<(), TestCaseError> {
     prop_assert!(!r.scripts.is_empty());
     for c in &r.commands {
-        let text = &r.scripts[c.script].text;
-        prop_assert!(c.span.start <= c.span.end && c.span.end <= text.len());
+        let text = &r.scripts[c.script()].text;
+        let span = c.span();
+        prop_assert!(span.start <= span.end && span.end <= text.len());
         for w in c.words(r) {
             prop_assert!(w.span.end <= text.len());
             let src = &text[w.span.clone()];

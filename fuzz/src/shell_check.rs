@@ -128,24 +128,22 @@ pub fn check_shell(data: &[u8]) -> Result<(), String> {
         }
     }
     for c in &r.commands {
+        let (script, span) = (c.script(), c.span());
         if r.scripts
-            .get(c.script)
-            .and_then(|s| s.text.get(c.span.clone()))
+            .get(script)
+            .and_then(|s| s.text.get(span.clone()))
             .is_none()
         {
-            return Err(format!(
-                "command span {:?} outside script {}",
-                c.span, c.script
-            ));
+            return Err(format!("command span {span:?} outside script {script}"));
         }
         for w in c.words(&r) {
-            word(&r, c.script, w, "word")?;
+            word(&r, script, w, "word")?;
         }
-        for a in &c.assignments {
-            word(&r, c.script, &a.value, "assignment value")?;
+        for a in c.assignments(&r) {
+            word(&r, script, &a.value, "assignment value")?;
         }
-        for d in &c.redirections {
-            word(&r, c.script, &d.target, "redirection target")?;
+        for d in c.redirections(&r) {
+            word(&r, script, &d.target, "redirection target")?;
         }
     }
     Ok(())

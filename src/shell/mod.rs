@@ -14,7 +14,7 @@
 //! assert!(r.is_complete());
 //! let programs: Vec<&str> = r.commands.iter().map(|c| r.words(c)[0].text()).collect();
 //! assert_eq!(programs, ["git", "whoami", "echo"]);
-//! assert_eq!(r.commands[0].assignments[0].name, "FOO");
+//! assert_eq!(r.commands[0].assignments(&r)[0].name, "FOO");
 //! assert_eq!(r.commands[2].words(&r)[1].kind, WordKind::Dynamic);
 //!
 //! // `$'…'` escapes are decoded; a dynamic program name is incomplete.
@@ -226,19 +226,19 @@ pub enum ScriptKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Command {
     /// The script its span points into (an index into [`Reading::scripts`]).
-    pub script: usize,
+    pub(crate) script: usize,
     /// Its source, a byte range of that script (assignments, words and
     /// redirections included).
-    pub span: Range<usize>,
+    pub(crate) span: Range<usize>,
     /// Its words after brace expansion and quote removal (the first is the
     /// program; none for an assignment-only or redirection-only command): a
     /// range of [`Reading::words`].
     pub(crate) words: Range<u32>,
     /// Leading `NAME=value` assignments.
-    pub assignments: Vec<Assignment>,
+    pub(crate) assignments: Vec<Assignment>,
     /// Redirections, its own first, then those of the compound commands
     /// around it (`{ a; b; } > f` gives both `a` and `b` the `> f`).
-    pub redirections: Vec<Redirection>,
+    pub(crate) redirections: Vec<Redirection>,
     /// How it is joined to the command before it in the same list.
     pub connector: Connector,
     /// Where it was read.
@@ -267,6 +267,31 @@ impl Command {
     /// The program word, if the command has words.
     pub fn program<'r>(&self, reading: &'r Reading) -> Option<&'r Word> {
         self.words(reading).first()
+    }
+
+    /// The script its span points into (an index into [`Reading::scripts`]).
+    pub fn script(&self) -> usize {
+        self.script
+    }
+
+    /// Its source, a byte range of its script (assignments, words and
+    /// redirections included).
+    pub fn span(&self) -> Range<usize> {
+        self.span.clone()
+    }
+
+    /// Its leading `NAME=value` assignments, from the reading it is in.
+    pub fn assignments<'a>(&'a self, reading: &'a Reading) -> &'a [Assignment] {
+        let _ = reading;
+        &self.assignments
+    }
+
+    /// Its redirections, from the reading it is in: its own first, then
+    /// those of the compound commands around it (`{ a; b; } > f` gives both
+    /// `a` and `b` the `> f`).
+    pub fn redirections<'a>(&'a self, reading: &'a Reading) -> &'a [Redirection] {
+        let _ = reading;
+        &self.redirections
     }
 
     /// Writes the command on one line (see [`CommandDisplay`]).

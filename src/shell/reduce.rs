@@ -532,11 +532,11 @@ fn reduce_reading<'r>(
         // pipe) belongs to that shell: the nearest command before it in the
         // parent script, one level out.
         let mut par = parent;
-        if let Some(script) = reading.scripts.get(c.script) {
+        if let Some(script) = reading.scripts.get(c.script()) {
             if c.origin == super::Origin::Script && script.kind != super::ScriptKind::Backquote {
                 let shell = (0..ci).rev().find(|&j| {
                     let o = &reading.commands[j];
-                    Some(o.script) == script.parent && o.depth < c.depth
+                    Some(o.script()) == script.parent && o.depth < c.depth
                 });
                 if let Some(a) = shell.and_then(|j| actions.get(j).copied().flatten()) {
                     par = Some(a);
@@ -632,14 +632,14 @@ fn chain<'r>(
     if words.is_empty() {
         let mut found = Found::default();
         if top {
-            files::redirection_files(&c.redirections, &mut found);
+            files::redirection_files(c.redirections(origin.reading), &mut found);
         }
         let mut inv = invocation(
             origin,
             parent,
             Role::NoProgram,
             depth,
-            c.assignments.clone(),
+            c.assignments(origin.reading).to_vec(),
             Cow::Borrowed(&[]),
             found,
             Vec::new(),
@@ -746,7 +746,7 @@ fn chain<'r>(
         // A shell at the top of a command was read by the parser; one a
         // wrapper or `find -exec` runs is read here.
         if shell && (nested || !top) {
-            script = shell_script(&layer.own, c);
+            script = shell_script(&layer.own, c, origin.reading);
         }
         layers.push(layer);
         break;
@@ -754,7 +754,7 @@ fn chain<'r>(
     // The command's own redirections and assignments belong to the chain.
     if top {
         if let Some(first) = layers.first_mut() {
-            files::redirection_files(&c.redirections, &mut first.found);
+            files::redirection_files(c.redirections(origin.reading), &mut first.found);
         }
     }
     // The action's files, hosts and executing options. (Its program is
@@ -770,7 +770,7 @@ fn chain<'r>(
         }
     }
     // Invocations, outermost first.
-    let mut env_assignments: Vec<Assignment> = c.assignments.clone();
+    let mut env_assignments: Vec<Assignment> = c.assignments(origin.reading).to_vec();
     let first_idx = ctx.out.len();
     for (j, l) in layers.iter_mut().enumerate() {
         // The action's words move into its invocation; a wrapper's are its
@@ -1264,7 +1264,7 @@ fn shell_mode(words: &[Word]) -> (bool, Option<usize>) {
 
 /// The script a wrapped shell runs: `-c`'s, or a here-document or
 /// here-string it reads.
-fn shell_script(words: &[Word], c: &Command) -> Option<Result<String, Gap>> {
+fn shell_script(words: &[Word], c: &Command, reading: &Reading) -> Option<Result<String, Gap>> {
     let (has_c, operand) = shell_mode(words);
     if has_c {
         return Some(match operand.and_then(|i| words.get(i)) {
@@ -1275,11 +1275,15 @@ fn shell_script(words: &[Word], c: &Command) -> Option<Result<String, Gap>> {
     if operand.is_some() {
         return None;
     }
-    let fed = c.redirections.iter().rev().find_map(|r| match r.op {
-        RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => Some(r.body.clone()),
-        RedirectionOp::HereString => Some(Some(r.target.clone())),
-        _ => None,
-    });
+    let fed = c
+        .redirections(reading)
+        .iter()
+        .rev()
+        .find_map(|r| match r.op {
+            RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => Some(r.body.clone()),
+            RedirectionOp::HereString => Some(Some(r.target.clone())),
+            _ => None,
+        });
     match fed {
         Some(Some(w)) if !w.is_dynamic() => Some(Ok(w.text().to_string())),
         Some(_) => Some(Err(Gap::DynamicScript)),
@@ -1552,16 +1556,16 @@ fn source_text<'a>(out: &mut String, origin: Origin<'a>, c: &Command, from: usiz
     if !origin.sourced {
         return Source::None;
     }
-    let Some(script) = origin.reading.scripts.get(c.script) else {
+    let Some(script) = origin.reading.scripts.get(c.script()) else {
         return Source::None;
     };
-    let end = c.span.end;
+    let end = c.span().end;
     let Some(text) = script.text.get(from..end) else {
         return Source::None;
     };
     let start = out.len();
     let redirected = c
-        .redirections
+        .redirections(origin.reading)
         .iter()
         .any(|r| r.span.start >= from && r.span.end <= end);
     // Most commands are written with single spaces: the text is its own
@@ -1594,7 +1598,7 @@ fn source_text<'a>(out: &mut String, origin: Origin<'a>, c: &Command, from: usiz
         return Source::Written;
     }
     let mut cut: Vec<std::ops::Range<usize>> = c
-        .redirections
+        .redirections(origin.reading)
         .iter()
         .filter(|r| r.span.start >= from && r.span.end <= end)
         .map(|r| r.span.start - from..r.span.end - from)
@@ -1676,7 +1680,11 @@ fn candidates(
     // it repeats one of this invocation's candidates.
     let from = buf.list.len();
     let top = layers.first().and_then(|l| l.start).is_some();
-    let assignments: &[Assignment] = if top { &c.assignments } else { &[] };
+    let assignments: &[Assignment] = if top {
+        c.assignments(origin.reading)
+    } else {
+        &[]
+    };
     // Allow: safe assignments, transparent wrappers, system directories.
     let safe_prefix = assignments
         .iter()
@@ -1744,7 +1752,7 @@ fn candidates(
     let any_fed_before = |j: usize| layers.iter().take(j).any(|l| l.feeds);
     if top {
         let start = buf.text.len();
-        match source_text(&mut buf.text, origin, c, c.span.start) {
+        match source_text(&mut buf.text, origin, c, c.span().start) {
             Source::Whole(text) => buf.add(text, from, true),
             Source::Written => buf.finish(start, from, true),
             Source::None => {}
@@ -1754,7 +1762,7 @@ fn candidates(
         if let Some(start) = l.start {
             // The whole command's text, when nothing stands before its
             // first word, is the one just added.
-            if top && j == 0 && start == c.span.start {
+            if top && j == 0 && start == c.span().start {
                 continue;
             }
             let allow =
