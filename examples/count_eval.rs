@@ -1,0 +1,116 @@
+//! A driver for counting the instructions of evaluation under callgrind,
+//! which counts the same on a busy machine as on an idle one (criterion's
+//! times do not). It compiles the largest real policy of the corpus (591
+//! rules), then evaluates the benches' calls (every 30th tldr command as a
+//! Bash call, or every 20th repository path as a Read call) ROUNDS times.
+//!
+//! ```sh
+//! cargo build --release --example count_eval
+//! for r in 0 3; do valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!   --toggle-collect='count_eval::pass' \
+//!   target/release/examples/count_eval bash $r 2>&1 | grep Collected; done
+//! ```
+//!
+//! Instructions a call = (collected at 3 rounds − collected at 0 rounds) /
+//! (3 × calls); both runs make one warm-up pass first, which the difference
+//! removes. Needs `../shared/corpora/` (or `TOOLGATE_CORPORA`).
+
+use serde_json::json;
+use std::hint::black_box;
+use std::path::PathBuf;
+use toolgate::ToolCall;
+use toolgate::eval::{EvalContext, Evaluator};
+use toolgate::policy::{LoadedPolicy, SourceKind, SourceRoot};
+
+fn corpus_lines(name: &str) -> Option<Vec<String>> {
+    let dir = std::env::var_os("TOOLGATE_CORPORA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora"));
+    std::fs::read_to_string(dir.join(name))
+        .ok()
+        .map(|t| t.lines().map(str::to_string).collect())
+}
+
+/// The policy of the corpus with the most rules (only that one is compiled).
+fn largest_policy(lines: &[String]) -> Option<LoadedPolicy> {
+    let count = |v: &serde_json::Value| -> usize {
+        ["allow", "ask", "deny"]
+            .iter()
+            .map(|k| v[*k].as_array().map_or(0, Vec::len))
+            .sum()
+    };
+    let v = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .max_by_key(count)?;
+    let text = json!({"permissions": {"allow": v["allow"], "ask": v["ask"], "deny": v["deny"]}})
+        .to_string();
+    let mut p = LoadedPolicy::new();
+    p.add_settings_text(
+        &text,
+        "/repo/.claude/settings.json",
+        None,
+        SourceKind::Settings,
+        SourceRoot::Dir("/repo".into()),
+    )
+    .ok()?;
+    Some(p)
+}
+
+/// One evaluation of every call; the function callgrind counts (not
+/// inlined, so that it keeps its name in any build profile).
+#[inline(never)]
+fn pass(engine: &Evaluator, calls: &[ToolCall], ctx: &EvalContext) -> usize {
+    let mut verdicts = 0;
+    for call in calls {
+        let d = engine
+            .evaluate(black_box(call), ctx)
+            .expect("a well-formed call");
+        verdicts += d.verdict as usize;
+    }
+    verdicts
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().unwrap_or_else(|| "bash".into());
+    let rounds: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let (Some(policies), Some(commands), Some(paths)) = (
+        corpus_lines("claude-policies.jsonl"),
+        corpus_lines("tldr-commands.txt"),
+        corpus_lines("paths.txt"),
+    ) else {
+        eprintln!("count_eval: the corpora are absent (../shared/corpora or TOOLGATE_CORPORA)");
+        std::process::exit(2);
+    };
+    let policy = largest_policy(&policies).expect("a corpus policy loads");
+    let engine = Evaluator::new(&policy).expect("the policy compiles");
+    let ctx = EvalContext::new("/repo")
+        .unwrap()
+        .with_home("/home/me")
+        .unwrap();
+    let calls: Vec<ToolCall> = if mode == "read" {
+        paths
+            .iter()
+            .skip(1)
+            .step_by(20)
+            .filter_map(|p| {
+                ToolCall::from_json(&json!({"tool": "Read", "input": {"file_path": p}})).ok()
+            })
+            .collect()
+    } else {
+        commands
+            .iter()
+            .step_by(30)
+            .filter_map(|c| {
+                ToolCall::from_json(&json!({"tool": "Bash", "input": {"command": c}})).ok()
+            })
+            .collect()
+    };
+    // One warm-up pass, then the counted rounds.
+    let mut verdicts = 0usize;
+    for _ in 0..rounds + 1 {
+        verdicts += pass(&engine, &calls, &ctx);
+    }
+    eprintln!("{} calls × (1 + {rounds}) passes; {verdicts}", calls.len());
+}
