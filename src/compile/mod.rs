@@ -69,7 +69,7 @@ mod table;
 pub use matcher::{KindMatcher, MatcherShape};
 
 use crate::error::{Error, ErrorKind};
-use crate::rule::{Anchor, CommandForm, Pattern, Rule, ToolMatch};
+use crate::rule::{Anchor, CommandForm, Effect, Pattern, Rule, ToolMatch};
 use lazy::LazyRules;
 use lower::Lowered;
 use std::sync::Arc;
@@ -659,10 +659,27 @@ impl Policy {
         if rules.len() >= u32::MAX as usize {
             return Err(Error::new(ErrorKind::Limit, "too many rules in one policy"));
         }
-        // The indices are sorted, and each rule moved once into its place
-        // (sorting the rules themselves moved each many times).
-        let mut order: Vec<usize> = (0..rules.len()).collect();
-        order.sort_by_key(|&i| (rules.get(i).map(|r| r.effect), i));
+        // The indices in precedence order, each effect's in policy order:
+        // one pass per effect (a sort compared them O(n log n) times), and
+        // each rule moved once into its place (sorting the rules themselves
+        // moved each many times).
+        // The match is exhaustive, so an effect added later cannot be left
+        // out of the passes.
+        let rank = |e: Effect| match e {
+            Effect::Deny => 0,
+            Effect::Ask => 1,
+            Effect::Allow => 2,
+        };
+        let mut order: Vec<usize> = Vec::with_capacity(rules.len());
+        for pass in 0..3 {
+            order.extend(
+                rules
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| rank(r.effect) == pass)
+                    .map(|(i, _)| i),
+            );
+        }
         let mut slots: Vec<Option<Rule>> = rules.into_iter().map(Some).collect();
         let rules = order
             .iter()
