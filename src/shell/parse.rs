@@ -93,7 +93,8 @@ struct PendingHereDoc {
     owner: Option<usize>,
     /// Where substitutions of its body go (before its owner).
     insert_at: usize,
-    /// Index of the redirection in the owner.
+    /// Index of the redirection: in its simple command's while that is
+    /// read, then in `Reading::redirections` once the owner is known.
     redir: usize,
     delim: Vec<u8>,
     strip_tabs: bool,
@@ -119,6 +120,10 @@ struct State {
     /// Words of simple commands being read that nested commands' words
     /// came after (a stack; see `Pending`).
     words: Vec<Word>,
+    /// Assignments and redirections of simple commands being read (stacks:
+    /// a nested command's go above, and are taken off when it ends).
+    assignments: Vec<Assignment>,
+    redirections: Vec<Redirection>,
     /// Scratch for decoding a word.
     decoded: Vec<u8>,
     /// Scratch for the inside of double quotes.
@@ -425,6 +430,15 @@ impl State {
     }
 }
 
+/// Moves `stack[base..]` to the end of `to`; the range they take there.
+fn take_onto<T>(stack: &mut Vec<T>, base: usize, to: &mut Vec<T>) -> Range<u32> {
+    let from = to.len() as u32;
+    if base < stack.len() {
+        to.extend(stack.drain(base..));
+    }
+    from..to.len() as u32
+}
+
 /// Makes room before adding to a full vector: a command or a word takes
 /// two bytes at least (itself and a separator), so once a vector of a
 /// long script is full, the rest of that bound is reserved at once rather
@@ -459,6 +473,8 @@ pub(super) fn read(command: &str) -> Reading {
                 span: 0..0,
             }],
             words: Vec::with_capacity((text.len() / 4).clamp(4, 16384)),
+            assignments: Vec::new(),
+            redirections: Vec::new(),
             incomplete: Vec::new(),
             envs: Vec::new(),
         },
@@ -466,6 +482,8 @@ pub(super) fn read(command: &str) -> Reading {
         active: Vec::new(),
         feeds: Vec::new(),
         words: Vec::new(),
+        assignments: Vec::new(),
+        redirections: Vec::new(),
         decoded: Vec::new(),
         dq_scratch: Vec::new(),
         bound: text.len() / 2 + 4,
@@ -545,7 +563,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         {
             continue;
         }
-        if c.redirections.iter().any(|r| {
+        if c.redirections(&st.reading).iter().any(|r| {
             matches!(
                 r.op,
                 RedirectionOp::HereDoc | RedirectionOp::HereDocStrip | RedirectionOp::HereString
@@ -569,18 +587,22 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         };
         let (depth, cond, span, env) = (cmd.depth, cmd.conditional, cmd.span.clone(), cmd.env);
         // A here-document or here-string on the shell itself wins over a pipe.
-        let own = cmd.redirections.iter().rev().find_map(|r| match r.op {
-            RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => {
-                Some((ScriptKind::HereDocument, r.body.clone(), r.span.clone()))
-            }
-            RedirectionOp::HereString => Some((
-                ScriptKind::HereString,
-                Some(r.target.clone()),
-                r.span.clone(),
-            )),
-            _ if dynamic_stdin(r) => Some((ScriptKind::HereString, None, r.span.clone())),
-            _ => None,
-        });
+        let own = cmd
+            .redirections(&st.reading)
+            .iter()
+            .rev()
+            .find_map(|r| match r.op {
+                RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => {
+                    Some((ScriptKind::HereDocument, r.body.clone(), r.span.clone()))
+                }
+                RedirectionOp::HereString => Some((
+                    ScriptKind::HereString,
+                    Some(r.target.clone()),
+                    r.span.clone(),
+                )),
+                _ if dynamic_stdin(r) => Some((ScriptKind::HereString, None, r.span.clone())),
+                _ => None,
+            });
         let input = match own {
             Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, w.text().to_string(), at)),
             Some((_, _, at)) => Err(at),
@@ -769,7 +791,7 @@ fn piped_text(c: &Command, reading: &Reading) -> Option<String> {
             if !(args.is_empty() || (args.len() == 1 && args[0].text() == "-")) {
                 return None;
             }
-            let r = c.redirections.iter().rev().find(|r| {
+            let r = c.redirections(reading).iter().rev().find(|r| {
                 matches!(
                     r.op,
                     RedirectionOp::HereDoc
@@ -1807,10 +1829,28 @@ impl<'s> Parser<'s, '_> {
                 self.fail(Reason::TooMuchText, span);
                 return;
             }
+            // The group's redirections once; a command without its own
+            // shares them, a command whose own come right before them
+            // (an inner group's) extends its range over them, any other
+            // gets a copy of its own and the group's.
+            let all = &mut self.st.reading.redirections;
+            let g = all.len() as u32..(all.len() + redirs.len()) as u32;
+            all.extend(redirs);
             for c in &mut self.st.reading.commands[start_cmd + n..] {
-                if c.script == script {
-                    c.redirections.extend(redirs.iter().cloned());
+                if c.script != script {
+                    continue;
                 }
+                let own = c.redirections.clone();
+                c.redirections = if own.is_empty() {
+                    g.clone()
+                } else if own.end == g.start {
+                    own.start..g.end
+                } else {
+                    let from = all.len() as u32;
+                    all.extend_from_within(own.start as usize..own.end as usize);
+                    all.extend_from_within(g.start as usize..g.end as usize);
+                    from..all.len() as u32
+                };
             }
         }
     }
@@ -2044,13 +2084,8 @@ impl<'s> Parser<'s, '_> {
         } else {
             WordKind::Literal
         };
-        if let Some(owner) = h.owner
-            && let Some(r) = self
-                .st
-                .reading
-                .commands
-                .get_mut(owner)
-                .and_then(|c| c.redirections.get_mut(h.redir))
+        if h.owner.is_some()
+            && let Some(r) = self.st.reading.redirections.get_mut(h.redir)
         {
             r.body = Some(Word::owned(span, text, kind));
         }
@@ -2059,6 +2094,17 @@ impl<'s> Parser<'s, '_> {
 
     /// A simple command (or a function definition `name() …`).
     fn simple(&mut self, conn: Connector) -> Option<usize> {
+        let (a_base, r_base) = (self.st.assignments.len(), self.st.redirections.len());
+        let idx = self.simple_from(conn, a_base, r_base);
+        if idx.is_none() {
+            // What it had put on the stacks is not a command's.
+            self.st.assignments.truncate(a_base);
+            self.st.redirections.truncate(r_base);
+        }
+        idx
+    }
+
+    fn simple_from(&mut self, conn: Connector, a_base: usize, r_base: usize) -> Option<usize> {
         let start = self.pos;
         let mut end = start;
         // Words go straight to the end of the reading's word vector, or, once
@@ -2070,8 +2116,9 @@ impl<'s> Parser<'s, '_> {
             n: 0,
         };
         let mut any_brace = false;
-        let mut assignments = Vec::new();
-        let mut redirections = Vec::new();
+        // Assignments and redirections go on the state's stacks from
+        // `a_base` and `r_base` (a nested command takes its own off before
+        // this one goes on), and into the reading's vectors when it ends.
         let heredocs_before = self.st.heredocs.len();
         loop {
             self.skip_blanks();
@@ -2082,13 +2129,13 @@ impl<'s> Parser<'s, '_> {
             if self.at_redirection() {
                 let r = self.redirection()?;
                 end = self.pos;
-                let idx = redirections.len();
+                let idx = self.st.redirections.len() - r_base;
                 if matches!(r.op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip)
                     && let Some(h) = self.st.heredocs.last_mut()
                 {
                     h.redir = idx;
                 }
-                redirections.push(r);
+                self.st.redirections.push(r);
                 continue;
             }
             if matches!(b, b';' | b'&' | b'|' | b')' | b'\n') {
@@ -2096,7 +2143,10 @@ impl<'s> Parser<'s, '_> {
             }
             if b == b'(' {
                 // `name() body`
-                if ours.n == 1 && assignments.is_empty() && redirections.is_empty() {
+                if ours.n == 1
+                    && self.st.assignments.len() == a_base
+                    && self.st.redirections.len() == r_base
+                {
                     self.st.drop_words(&mut ours);
                     let at = self.pos;
                     self.skip_paren_pair(at);
@@ -2137,14 +2187,17 @@ impl<'s> Parser<'s, '_> {
             if ours.n == 0
                 && let Some(a) = self.assignment(&lx)
             {
-                assignments.push(a);
+                self.st.assignments.push(a);
                 continue;
             }
             let w = self.make_word(&lx);
             self.st.push_word(&mut ours, w);
             any_brace |= lx.brace && !lx.dynamic;
         }
-        if ours.n == 0 && assignments.is_empty() && redirections.is_empty() {
+        if ours.n == 0
+            && self.st.assignments.len() == a_base
+            && self.st.redirections.len() == r_base
+        {
             let at = self.pos;
             self.stop(Reason::EmptyCommand, at..at);
             return None;
@@ -2165,6 +2218,16 @@ impl<'s> Parser<'s, '_> {
             let span = w.span.clone();
             self.fail(Reason::DynamicProgram, span);
         }
+        let assignments = take_onto(
+            &mut self.st.assignments,
+            a_base,
+            &mut self.st.reading.assignments,
+        );
+        let redirections = take_onto(
+            &mut self.st.redirections,
+            r_base,
+            &mut self.st.reading.redirections,
+        );
         let words = self.st.reading.words.get(from..).unwrap_or(&[]);
         let idx = self.st.reading.commands.len();
         let cmd = Command {
@@ -2172,7 +2235,7 @@ impl<'s> Parser<'s, '_> {
             span: start..end,
             words: from as u32..to as u32,
             assignments,
-            redirections,
+            redirections: redirections.clone(),
             connector: conn,
             origin: self.origin,
             depth: self.depth,
@@ -2212,6 +2275,7 @@ impl<'s> Parser<'s, '_> {
             if h.owner.is_none() && h.script == self.script {
                 h.owner = Some(idx);
                 h.insert_at = idx;
+                h.redir = h.redir.saturating_add(redirections.start as usize);
             }
         }
         if let Some(script) = shell_c {
