@@ -84,15 +84,7 @@ pub const MAX_MADE_TEXT: usize = 64 * 1024;
 
 /// Reads a shell command line. Never panics; see the [module](self) docs.
 pub fn read(command: &str) -> Reading {
-    let mut reading = parse::read(command);
-    if let Some((script, span)) = evaluating::find(&reading.scripts) {
-        reading.incomplete.push(Incomplete {
-            reason: Reason::ValueRunsCode,
-            script,
-            span,
-        });
-    }
-    reading
+    parse::read(command)
 }
 
 /// What a command line runs, as far as it can be read.

@@ -120,10 +120,6 @@ struct State {
     /// Words of simple commands being read that nested commands' words
     /// came after (a stack; see `Pending`).
     words: Vec<Word>,
-    /// Assignments and redirections of simple commands being read (stacks:
-    /// a nested command's go above, and are taken off when it ends).
-    assignments: Vec<Assignment>,
-    redirections: Vec<Redirection>,
     /// Scratch for decoding a word.
     decoded: Vec<u8>,
     /// Scratch for the inside of double quotes.
@@ -430,12 +426,14 @@ impl State {
     }
 }
 
-/// Moves `stack[base..]` to the end of `to`; the range they take there.
-fn take_onto<T>(stack: &mut Vec<T>, base: usize, to: &mut Vec<T>) -> Range<u32> {
-    let from = to.len() as u32;
-    if base < stack.len() {
-        to.extend(stack.drain(base..));
+/// Moves `items` to the end of `to`; the range they take there (`0..0`
+/// when there are none).
+fn append_range<T>(to: &mut Vec<T>, items: Vec<T>) -> Range<u32> {
+    if items.is_empty() {
+        return 0..0;
     }
+    let from = to.len() as u32;
+    to.extend(items);
     from..to.len() as u32
 }
 
@@ -482,8 +480,6 @@ pub(super) fn read(command: &str) -> Reading {
         active: Vec::new(),
         feeds: Vec::new(),
         words: Vec::new(),
-        assignments: Vec::new(),
-        redirections: Vec::new(),
         decoded: Vec::new(),
         dq_scratch: Vec::new(),
         bound: text.len() / 2 + 4,
@@ -494,6 +490,11 @@ pub(super) fn read(command: &str) -> Reading {
         st.fail(Reason::TooLong, 0, text.len()..text.len());
     }
     read_script(&mut st, &shared, 0, 0, Origin::Top, false, 0);
+    // A value it sets that could run as code (checked here, not by the
+    // caller: the reading is returned once, not moved again).
+    if let Some((script, span)) = super::evaluating::find(&st.reading.scripts) {
+        st.fail(Reason::ValueRunsCode, script, span);
+    }
     st.reading
 }
 
@@ -2094,17 +2095,6 @@ impl<'s> Parser<'s, '_> {
 
     /// A simple command (or a function definition `name() …`).
     fn simple(&mut self, conn: Connector) -> Option<usize> {
-        let (a_base, r_base) = (self.st.assignments.len(), self.st.redirections.len());
-        let idx = self.simple_from(conn, a_base, r_base);
-        if idx.is_none() {
-            // What it had put on the stacks is not a command's.
-            self.st.assignments.truncate(a_base);
-            self.st.redirections.truncate(r_base);
-        }
-        idx
-    }
-
-    fn simple_from(&mut self, conn: Connector, a_base: usize, r_base: usize) -> Option<usize> {
         let start = self.pos;
         let mut end = start;
         // Words go straight to the end of the reading's word vector, or, once
@@ -2116,9 +2106,10 @@ impl<'s> Parser<'s, '_> {
             n: 0,
         };
         let mut any_brace = false;
-        // Assignments and redirections go on the state's stacks from
-        // `a_base` and `r_base` (a nested command takes its own off before
-        // this one goes on), and into the reading's vectors when it ends.
+        // Assignments and redirections go into the reading's vectors when
+        // the command ends (a nested command's go there first).
+        let mut assignments = Vec::new();
+        let mut redirections = Vec::new();
         let heredocs_before = self.st.heredocs.len();
         loop {
             self.skip_blanks();
@@ -2129,13 +2120,13 @@ impl<'s> Parser<'s, '_> {
             if self.at_redirection() {
                 let r = self.redirection()?;
                 end = self.pos;
-                let idx = self.st.redirections.len() - r_base;
+                let idx = redirections.len();
                 if matches!(r.op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip)
                     && let Some(h) = self.st.heredocs.last_mut()
                 {
                     h.redir = idx;
                 }
-                self.st.redirections.push(r);
+                redirections.push(r);
                 continue;
             }
             if matches!(b, b';' | b'&' | b'|' | b')' | b'\n') {
@@ -2143,10 +2134,7 @@ impl<'s> Parser<'s, '_> {
             }
             if b == b'(' {
                 // `name() body`
-                if ours.n == 1
-                    && self.st.assignments.len() == a_base
-                    && self.st.redirections.len() == r_base
-                {
+                if ours.n == 1 && assignments.is_empty() && redirections.is_empty() {
                     self.st.drop_words(&mut ours);
                     let at = self.pos;
                     self.skip_paren_pair(at);
@@ -2187,17 +2175,14 @@ impl<'s> Parser<'s, '_> {
             if ours.n == 0
                 && let Some(a) = self.assignment(&lx)
             {
-                self.st.assignments.push(a);
+                assignments.push(a);
                 continue;
             }
             let w = self.make_word(&lx);
             self.st.push_word(&mut ours, w);
             any_brace |= lx.brace && !lx.dynamic;
         }
-        if ours.n == 0
-            && self.st.assignments.len() == a_base
-            && self.st.redirections.len() == r_base
-        {
+        if ours.n == 0 && assignments.is_empty() && redirections.is_empty() {
             let at = self.pos;
             self.stop(Reason::EmptyCommand, at..at);
             return None;
@@ -2218,16 +2203,8 @@ impl<'s> Parser<'s, '_> {
             let span = w.span.clone();
             self.fail(Reason::DynamicProgram, span);
         }
-        let assignments = take_onto(
-            &mut self.st.assignments,
-            a_base,
-            &mut self.st.reading.assignments,
-        );
-        let redirections = take_onto(
-            &mut self.st.redirections,
-            r_base,
-            &mut self.st.reading.redirections,
-        );
+        let assignments = append_range(&mut self.st.reading.assignments, assignments);
+        let redirections = append_range(&mut self.st.reading.redirections, redirections);
         let words = self.st.reading.words.get(from..).unwrap_or(&[]);
         let idx = self.st.reading.commands.len();
         let cmd = Command {
