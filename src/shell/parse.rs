@@ -427,10 +427,14 @@ impl State {
 }
 
 /// Moves `items` to the end of `to`; the range they take there (`0..0`
-/// when there are none).
+/// when there are none). The first items become `to` itself (no copy).
 fn append_range<T>(to: &mut Vec<T>, items: Vec<T>) -> Range<u32> {
     if items.is_empty() {
         return 0..0;
+    }
+    if to.is_empty() {
+        *to = items;
+        return 0..to.len() as u32;
     }
     let from = to.len() as u32;
     to.extend(items);
