@@ -10,14 +10,17 @@
 
 #[path = "support/cpu_time.rs"]
 mod cpu_time;
+#[path = "support/hostile.rs"]
+mod hostile;
 
 use cpu_time::CpuTime;
 use criterion::measurement::Measurement;
 use criterion::{BenchmarkGroup, SamplingMode};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use hostile::hostile_inputs;
 use std::hint::black_box;
 use std::path::PathBuf;
-use toolgate::shell::{self, MAX_INPUT, Reason};
+use toolgate::shell::{self, MAX_INPUT};
 
 /// Complete readings among the tldr corpus's lines (a regression check:
 /// change it only with a reason). 30,066: `declare -i variable="value"` and
@@ -99,133 +102,6 @@ fn corpus<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {
         })
     });
     g.finish();
-}
-
-/// Hostile inputs of (about) 64 KiB, with the reason each must give.
-fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
-    let k = MAX_INPUT;
-    let fit = |s: String| -> String {
-        let mut s = s;
-        s.truncate(k);
-        s
-    };
-    vec![
-        (
-            "unclosed $(",
-            fit("$(".repeat(k / 2)),
-            Some(Reason::TooDeep),
-        ),
-        (
-            "nested $( )",
-            fit(format!("echo {}x{}", "$(echo ".repeat(16), ")".repeat(16))
-                + &" y".repeat(k / 2 - 200)),
-            None,
-        ),
-        ("10,000 &&", vec!["t"; 10_001].join(" && "), None),
-        (
-            "64 KiB of &&",
-            fit("t&&".repeat(k / 3)),
-            Some(Reason::EmptyCommand),
-        ),
-        (
-            "deep quotes",
-            fit("\"$(\"".repeat(k / 4)),
-            Some(Reason::TooDeep),
-        ),
-        (
-            "alternating quotes",
-            fit("'a'\"b\"$'c'".repeat(k / 11)),
-            None,
-        ),
-        (
-            "brace bomb",
-            fit(format!("echo {}", "{a,b}".repeat(k / 5))),
-            Some(Reason::TooManyWords),
-        ),
-        (
-            "unclosed braces",
-            fit(format!("echo {}", "{a,".repeat(k / 3))),
-            None,
-        ),
-        (
-            "unclosed ${",
-            fit("${".repeat(k / 2)),
-            Some(Reason::TooDeep),
-        ),
-        (
-            "here-docs",
-            fit("cat <<E\n".repeat(k / 8)),
-            Some(Reason::Unterminated),
-        ),
-        ("backslashes", "\\".repeat(k), None),
-        ("one long word", "a".repeat(k), None),
-        ("subshells", fit("( ".repeat(k / 2)), Some(Reason::TooDeep)),
-        // What the value-as-code check scans (every context, subscript
-        // and command word), open or repeated.
-        (
-            "unclosed ${a:",
-            fit(format!("echo {}", "${a:".repeat(k / 4))),
-            Some(Reason::TooDeep),
-        ),
-        (
-            "[[ × 21,845",
-            fit(format!("echo{}", " [[".repeat(k / 3))),
-            None,
-        ),
-        (
-            "a[ × 21,845",
-            fit(format!("echo{}", " a[".repeat(k / 3))),
-            None,
-        ),
-        (
-            "read × 13,106",
-            fit(format!("(( 1 )); {}", "read ".repeat(k / 5))),
-            None,
-        ),
-        (
-            "(( )) and 32,000 words",
-            fit(format!("(( 1 )); echo{}", " y".repeat(k / 2))),
-            None,
-        ),
-        // Text made from text (fuzz finding 13 and the shapes found
-        // beside it): bounded by the reading's budget, or read in one pass.
-        (
-            "brace words piped into shells",
-            format!(
-                "echo 'echo {{1..250}}{} | sh -s --;'{{1..250}} | sh",
-                "x".repeat(100)
-            ),
-            Some(Reason::TooMuchText),
-        ),
-        (
-            "sequences in a group",
-            format!("echo {{{}}}", "{1..4000},".repeat(k / 10 - 1)),
-            Some(Reason::TooManyWords),
-        ),
-        (
-            "here-strings into shells × 5,461",
-            fit("bash <<< x; ".repeat(k / 12)),
-            None,
-        ),
-        (
-            "pending here-docs, a script of newlines",
-            fit(format!(
-                "cat {}; sh -c \"{}\"",
-                "<<A ".repeat(8000),
-                "\n".repeat(30_000)
-            )),
-            Some(Reason::Unterminated),
-        ),
-        (
-            "group redirections 8,000 × 8,000",
-            fit(format!(
-                "{{ {} }} {}",
-                "a;".repeat(8000),
-                ">a ".repeat(8000)
-            )),
-            Some(Reason::TooMuchText),
-        ),
-    ]
 }
 
 fn hostile<M: Measurement>(c: &mut Criterion<M>, prefix: &str) {

@@ -84,15 +84,7 @@ pub const MAX_MADE_TEXT: usize = 64 * 1024;
 
 /// Reads a shell command line. Never panics; see the [module](self) docs.
 pub fn read(command: &str) -> Reading {
-    let mut reading = parse::read(command);
-    if let Some((script, span)) = evaluating::find(&reading.scripts) {
-        reading.incomplete.push(Incomplete {
-            reason: Reason::ValueRunsCode,
-            script,
-            span,
-        });
-    }
-    reading
+    parse::read(command)
 }
 
 /// What a command line runs, as far as it can be read.
@@ -105,6 +97,13 @@ pub struct Reading {
     /// The words of every command, each command's a range of it (see
     /// [`Reading::words`]).
     pub(crate) words: Vec<Word>,
+    /// The leading assignments of every command, each command's a range of
+    /// it.
+    pub(crate) assignments: Vec<Assignment>,
+    /// The redirections of every command, each command's a range of it
+    /// (the commands of a redirected group share the group's when they
+    /// have none of their own).
+    pub(crate) redirections: Vec<Redirection>,
     /// The texts spans point into: `scripts[0]` is the input itself (cut at
     /// [`MAX_INPUT`]); later ones are scripts that a shell reads.
     pub scripts: Vec<Script>,
@@ -146,8 +145,8 @@ impl Serialize for Reading {
                         script: c.script,
                         span: &c.span,
                         words: c.words(self.0),
-                        assignments: &c.assignments,
-                        redirections: &c.redirections,
+                        assignments: c.assignments(self.0),
+                        redirections: c.redirections(self.0),
                         connector: c.connector,
                         origin: c.origin,
                         depth: c.depth,
@@ -234,11 +233,13 @@ pub struct Command {
     /// program; none for an assignment-only or redirection-only command): a
     /// range of [`Reading::words`].
     pub(crate) words: Range<u32>,
-    /// Leading `NAME=value` assignments.
-    pub(crate) assignments: Vec<Assignment>,
+    /// Leading `NAME=value` assignments: a range of
+    /// `Reading::assignments`.
+    pub(crate) assignments: Range<u32>,
     /// Redirections, its own first, then those of the compound commands
-    /// around it (`{ a; b; } > f` gives both `a` and `b` the `> f`).
-    pub(crate) redirections: Vec<Redirection>,
+    /// around it (`{ a; b; } > f` gives both `a` and `b` the `> f`): a
+    /// range of `Reading::redirections`.
+    pub(crate) redirections: Range<u32>,
     /// How it is joined to the command before it in the same list.
     pub connector: Connector,
     /// Where it was read.
@@ -282,16 +283,22 @@ impl Command {
 
     /// Its leading `NAME=value` assignments, from the reading it is in.
     pub fn assignments<'a>(&'a self, reading: &'a Reading) -> &'a [Assignment] {
-        let _ = reading;
-        &self.assignments
+        let r = &self.assignments;
+        reading
+            .assignments
+            .get(r.start as usize..r.end as usize)
+            .unwrap_or(&[])
     }
 
     /// Its redirections, from the reading it is in: its own first, then
     /// those of the compound commands around it (`{ a; b; } > f` gives both
     /// `a` and `b` the `> f`).
     pub fn redirections<'a>(&'a self, reading: &'a Reading) -> &'a [Redirection] {
-        let _ = reading;
-        &self.redirections
+        let r = &self.redirections;
+        reading
+            .redirections
+            .get(r.start as usize..r.end as usize)
+            .unwrap_or(&[])
     }
 
     /// Writes the command on one line (see [`CommandDisplay`]).
@@ -709,7 +716,7 @@ impl fmt::Display for CommandDisplay<'_> {
             first = false;
             Ok(())
         };
-        for a in &c.assignments {
+        for a in c.assignments(self.reading) {
             sep(f)?;
             write!(
                 f,
@@ -723,7 +730,7 @@ impl fmt::Display for CommandDisplay<'_> {
             sep(f)?;
             write!(f, "{w}")?;
         }
-        for r in &c.redirections {
+        for r in c.redirections(self.reading) {
             sep(f)?;
             if let Some(fd) = r.fd {
                 write!(f, "{fd}")?;

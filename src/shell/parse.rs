@@ -93,7 +93,8 @@ struct PendingHereDoc {
     owner: Option<usize>,
     /// Where substitutions of its body go (before its owner).
     insert_at: usize,
-    /// Index of the redirection in the owner.
+    /// Index of the redirection: in its simple command's while that is
+    /// read, then in `Reading::redirections` once the owner is known.
     redir: usize,
     delim: Vec<u8>,
     strip_tabs: bool,
@@ -425,6 +426,21 @@ impl State {
     }
 }
 
+/// Moves `items` to the end of `to`; the range they take there (`0..0`
+/// when there are none). The first items become `to` itself (no copy).
+fn append_range<T>(to: &mut Vec<T>, items: Vec<T>) -> Range<u32> {
+    if items.is_empty() {
+        return 0..0;
+    }
+    if to.is_empty() {
+        *to = items;
+        return 0..to.len() as u32;
+    }
+    let from = to.len() as u32;
+    to.extend(items);
+    from..to.len() as u32
+}
+
 /// Makes room before adding to a full vector: a command or a word takes
 /// two bytes at least (itself and a separator), so once a vector of a
 /// long script is full, the rest of that bound is reserved at once rather
@@ -459,6 +475,8 @@ pub(super) fn read(command: &str) -> Reading {
                 span: 0..0,
             }],
             words: Vec::with_capacity((text.len() / 4).clamp(4, 16384)),
+            assignments: Vec::new(),
+            redirections: Vec::new(),
             incomplete: Vec::new(),
             envs: Vec::new(),
         },
@@ -476,6 +494,11 @@ pub(super) fn read(command: &str) -> Reading {
         st.fail(Reason::TooLong, 0, text.len()..text.len());
     }
     read_script(&mut st, &shared, 0, 0, Origin::Top, false, 0);
+    // A value it sets that could run as code (checked here, not by the
+    // caller: the reading is returned once, not moved again).
+    if let Some((script, span)) = super::evaluating::find(&st.reading.scripts) {
+        st.fail(Reason::ValueRunsCode, script, span);
+    }
     st.reading
 }
 
@@ -545,7 +568,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         {
             continue;
         }
-        if c.redirections.iter().any(|r| {
+        if c.redirections(&st.reading).iter().any(|r| {
             matches!(
                 r.op,
                 RedirectionOp::HereDoc | RedirectionOp::HereDocStrip | RedirectionOp::HereString
@@ -569,18 +592,22 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         };
         let (depth, cond, span, env) = (cmd.depth, cmd.conditional, cmd.span.clone(), cmd.env);
         // A here-document or here-string on the shell itself wins over a pipe.
-        let own = cmd.redirections.iter().rev().find_map(|r| match r.op {
-            RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => {
-                Some((ScriptKind::HereDocument, r.body.clone(), r.span.clone()))
-            }
-            RedirectionOp::HereString => Some((
-                ScriptKind::HereString,
-                Some(r.target.clone()),
-                r.span.clone(),
-            )),
-            _ if dynamic_stdin(r) => Some((ScriptKind::HereString, None, r.span.clone())),
-            _ => None,
-        });
+        let own = cmd
+            .redirections(&st.reading)
+            .iter()
+            .rev()
+            .find_map(|r| match r.op {
+                RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => {
+                    Some((ScriptKind::HereDocument, r.body.clone(), r.span.clone()))
+                }
+                RedirectionOp::HereString => Some((
+                    ScriptKind::HereString,
+                    Some(r.target.clone()),
+                    r.span.clone(),
+                )),
+                _ if dynamic_stdin(r) => Some((ScriptKind::HereString, None, r.span.clone())),
+                _ => None,
+            });
         let input = match own {
             Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, w.text().to_string(), at)),
             Some((_, _, at)) => Err(at),
@@ -769,7 +796,7 @@ fn piped_text(c: &Command, reading: &Reading) -> Option<String> {
             if !(args.is_empty() || (args.len() == 1 && args[0].text() == "-")) {
                 return None;
             }
-            let r = c.redirections.iter().rev().find(|r| {
+            let r = c.redirections(reading).iter().rev().find(|r| {
                 matches!(
                     r.op,
                     RedirectionOp::HereDoc
@@ -1807,10 +1834,28 @@ impl<'s> Parser<'s, '_> {
                 self.fail(Reason::TooMuchText, span);
                 return;
             }
+            // The group's redirections once; a command without its own
+            // shares them, a command whose own come right before them
+            // (an inner group's) extends its range over them, any other
+            // gets a copy of its own and the group's.
+            let all = &mut self.st.reading.redirections;
+            let g = all.len() as u32..(all.len() + redirs.len()) as u32;
+            all.extend(redirs);
             for c in &mut self.st.reading.commands[start_cmd + n..] {
-                if c.script == script {
-                    c.redirections.extend(redirs.iter().cloned());
+                if c.script != script {
+                    continue;
                 }
+                let own = c.redirections.clone();
+                c.redirections = if own.is_empty() {
+                    g.clone()
+                } else if own.end == g.start {
+                    own.start..g.end
+                } else {
+                    let from = all.len() as u32;
+                    all.extend_from_within(own.start as usize..own.end as usize);
+                    all.extend_from_within(g.start as usize..g.end as usize);
+                    from..all.len() as u32
+                };
             }
         }
     }
@@ -2044,13 +2089,8 @@ impl<'s> Parser<'s, '_> {
         } else {
             WordKind::Literal
         };
-        if let Some(owner) = h.owner
-            && let Some(r) = self
-                .st
-                .reading
-                .commands
-                .get_mut(owner)
-                .and_then(|c| c.redirections.get_mut(h.redir))
+        if h.owner.is_some()
+            && let Some(r) = self.st.reading.redirections.get_mut(h.redir)
         {
             r.body = Some(Word::owned(span, text, kind));
         }
@@ -2070,6 +2110,8 @@ impl<'s> Parser<'s, '_> {
             n: 0,
         };
         let mut any_brace = false;
+        // Assignments and redirections go into the reading's vectors when
+        // the command ends (a nested command's go there first).
         let mut assignments = Vec::new();
         let mut redirections = Vec::new();
         let heredocs_before = self.st.heredocs.len();
@@ -2165,6 +2207,8 @@ impl<'s> Parser<'s, '_> {
             let span = w.span.clone();
             self.fail(Reason::DynamicProgram, span);
         }
+        let assignments = append_range(&mut self.st.reading.assignments, assignments);
+        let redirections = append_range(&mut self.st.reading.redirections, redirections);
         let words = self.st.reading.words.get(from..).unwrap_or(&[]);
         let idx = self.st.reading.commands.len();
         let cmd = Command {
@@ -2172,7 +2216,7 @@ impl<'s> Parser<'s, '_> {
             span: start..end,
             words: from as u32..to as u32,
             assignments,
-            redirections,
+            redirections: redirections.clone(),
             connector: conn,
             origin: self.origin,
             depth: self.depth,
@@ -2212,6 +2256,7 @@ impl<'s> Parser<'s, '_> {
             if h.owner.is_none() && h.script == self.script {
                 h.owner = Some(idx);
                 h.insert_at = idx;
+                h.redir = h.redir.saturating_add(redirections.start as usize);
             }
         }
         if let Some(script) = shell_c {
