@@ -66,7 +66,9 @@ pub(crate) fn decide<'p>(
     let mut best: [Option<RuleMatch<'p>>; 3] = [None, None, None];
     let (mut denied, mut asked, mut plan_asked, mut unmatched) = (false, false, false, false);
     let mut first_unmatched: Option<(ActionKind, Subject)> = None;
-    for (mut action, mut ms) in actions.drain(..).zip(matches.drain(..)) {
+    // (Each action and its matches are read where they are, not moved
+    // out: an action is a large record; both lists are emptied below.)
+    for (action, ms) in actions.iter_mut().zip(matches.iter_mut()) {
         let subject = if !with_reports {
             None
         } else if let Some(own) = action.take_subject() {
@@ -93,7 +95,7 @@ pub(crate) fn decide<'p>(
                 }
             }
             Some(Effect::Allow) => {
-                if mode == Some(PermissionMode::Plan) && mode::plan_withholds(&action) {
+                if mode == Some(PermissionMode::Plan) && mode::plan_withholds(action) {
                     plan_asked = true;
                     Outcome::Asked
                 } else {
@@ -101,7 +103,7 @@ pub(crate) fn decide<'p>(
                 }
             }
             None => match mode {
-                Some(m) if mode::allows(m, &action) => Outcome::ModeAllowed,
+                Some(m) if mode::allows(m, action) => Outcome::ModeAllowed,
                 _ => Outcome::Unmatched,
             },
         };
@@ -113,7 +115,7 @@ pub(crate) fn decide<'p>(
         }
         // The first match of each level over the whole call; allow
         // matches count only where they allowed an action.
-        for m in &ms {
+        for m in ms.iter() {
             let slot = match m.level() {
                 Effect::Deny => 0,
                 Effect::Ask => 1,
@@ -141,11 +143,13 @@ pub(crate) fn decide<'p>(
                 kind: action.kind,
                 needs_approval: action.needs_approval,
                 subject,
-                matches: ms,
+                matches: std::mem::take(ms),
                 outcome,
             });
         }
     }
+    actions.clear();
+    matches.clear();
     let deciding = |m: Option<RuleMatch<'p>>| {
         m.map(|m| DecidingRule {
             rule: m.rule,
