@@ -15,21 +15,15 @@
 //! (3 × calls); both runs make one warm-up pass first, which the difference
 //! removes. Needs `../shared/corpora/` (or `TOOLGATE_CORPORA`).
 
+#[path = "../tests/common/mod.rs"]
+#[allow(unused)]
+mod common;
+
 use serde_json::json;
 use std::hint::black_box;
-use std::path::PathBuf;
 use toolgate::ToolCall;
 use toolgate::eval::{EvalContext, Evaluator};
 use toolgate::policy::{LoadedPolicy, SourceKind, SourceRoot};
-
-fn corpus_lines(name: &str) -> Option<Vec<String>> {
-    let dir = std::env::var_os("TOOLGATE_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora"));
-    std::fs::read_to_string(dir.join(name))
-        .ok()
-        .map(|t| t.lines().map(str::to_string).collect())
-}
 
 /// The policy of the corpus with the most rules (only that one is compiled).
 fn largest_policy(lines: &[String]) -> Option<LoadedPolicy> {
@@ -76,9 +70,9 @@ fn main() {
     let mode = args.next().unwrap_or_else(|| "bash".into());
     let rounds: usize = args.next().and_then(|r| r.parse().ok()).unwrap_or(3);
     let (Some(policies), Some(commands), Some(paths)) = (
-        corpus_lines("claude-policies.jsonl"),
-        corpus_lines("tldr-commands.txt"),
-        corpus_lines("paths.txt"),
+        common::corpus_lines("claude-policies.jsonl"),
+        common::corpus_lines("tldr-commands.txt"),
+        common::corpus_lines("paths.txt"),
     ) else {
         eprintln!("count_eval: the corpora are absent (../shared/corpora or TOOLGATE_CORPORA)");
         std::process::exit(2);

@@ -19,18 +19,12 @@
 #[path = "../benches/support/hostile.rs"]
 mod hostile;
 
-use std::hint::black_box;
-use std::path::PathBuf;
-use toolgate::shell;
+#[path = "../tests/common/mod.rs"]
+#[allow(unused)]
+mod common;
 
-fn corpus_lines(name: &str) -> Option<Vec<String>> {
-    let dir = std::env::var_os("TOOLGATE_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora"));
-    std::fs::read_to_string(dir.join(name))
-        .ok()
-        .map(|t| t.lines().map(str::to_string).collect())
-}
+use std::hint::black_box;
+use toolgate::shell;
 
 /// One reading of every input; the function callgrind counts (not
 /// inlined, so that it keeps its name in any build profile).
@@ -55,7 +49,7 @@ fn main() {
         return;
     }
     let inputs: Vec<String> = if name == "tldr" {
-        let Some(lines) = corpus_lines("tldr-commands.txt") else {
+        let Some(lines) = common::corpus_lines("tldr-commands.txt") else {
             eprintln!("count_shell: the corpus is absent (../shared/corpora or TOOLGATE_CORPORA)");
             std::process::exit(2);
         };
