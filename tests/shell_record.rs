@@ -93,3 +93,25 @@ fn a_here_documents_body_is_its_own_commands() {
         .collect();
     assert_eq!(bodies, [Some("a\n"), None, Some("b\n"), None]);
 }
+
+/// A command whose own redirections are copied to add its group's keeps
+/// its here-document's body (read after the group closes), and a shell
+/// it feeds still reads it.
+#[test]
+fn a_copied_here_document_gets_its_body() {
+    let r = read("{ bash <<EOF; echo hi >y; } >f\nrm -rf /\nEOF\n");
+    assert!(r.is_complete(), "{:?}", r.incomplete);
+    let programs: Vec<&str> = r
+        .commands
+        .iter()
+        .filter_map(|c| c.program(&r).map(|w| w.text()))
+        .collect();
+    assert_eq!(programs, ["bash", "rm", "echo"]);
+    let bash = &r.commands[0];
+    let bodies: Vec<Option<&str>> = bash
+        .redirections(&r)
+        .iter()
+        .map(|x| x.body.as_ref().map(|b| b.text()))
+        .collect();
+    assert_eq!(bodies, [Some("rm -rf /\n"), None]);
+}

@@ -1837,11 +1837,13 @@ impl<'s> Parser<'s, '_> {
             // The group's redirections once; a command without its own
             // shares them, a command whose own come right before them
             // (an inner group's) extends its range over them, any other
-            // gets a copy of its own and the group's.
+            // gets a copy of its own and the group's (and a here-document
+            // of its own whose body is still to come goes into the copy).
             let all = &mut self.st.reading.redirections;
             let g = all.len() as u32..(all.len() + redirs.len()) as u32;
             all.extend(redirs);
-            for c in &mut self.st.reading.commands[start_cmd + n..] {
+            let first = start_cmd + n;
+            for (i, c) in self.st.reading.commands[first..].iter_mut().enumerate() {
                 if c.script != script {
                     continue;
                 }
@@ -1851,10 +1853,16 @@ impl<'s> Parser<'s, '_> {
                 } else if own.end == g.start {
                     own.start..g.end
                 } else {
-                    let from = all.len() as u32;
+                    let from = all.len();
                     all.extend_from_within(own.start as usize..own.end as usize);
                     all.extend_from_within(g.start as usize..g.end as usize);
-                    from..all.len() as u32
+                    let own_slots = own.start as usize..own.end as usize;
+                    for h in &mut self.st.heredocs {
+                        if h.owner == Some(first + i) && own_slots.contains(&h.redir) {
+                            h.redir = from + (h.redir - own_slots.start);
+                        }
+                    }
+                    from as u32..all.len() as u32
                 };
             }
         }
