@@ -13,6 +13,9 @@
 //!
 //! Run: `cargo bench --bench batch`.
 
+#[path = "../tests/common/mod.rs"]
+#[allow(unused)]
+mod common;
 #[path = "support/cpu_time.rs"]
 mod cpu_time;
 
@@ -20,13 +23,11 @@ use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::{BenchmarkGroup, SamplingMode, Throughput};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
 use toolgate::ToolCall;
 use toolgate::cli::eval::{ContextArgs, Defaults, Totals, eval_batch};
 use toolgate::eval::{Evaluator, Verdict};
-use toolgate::policy::{LoadedPolicy, SourceKind, SourceRoot};
 
 /// CPU time of the whole process: the sum over its threads of
 /// `/proc/self/task/*/schedstat` (Linux; zero elsewhere). The batch runs
@@ -68,50 +69,6 @@ impl Measurement for ProcessCpuTime {
     }
 }
 
-fn corpus_lines(name: &str) -> Option<Vec<String>> {
-    let dir = std::env::var_os("TOOLGATE_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora"));
-    match std::fs::read_to_string(dir.join(name)) {
-        Ok(t) => Some(t.lines().map(str::to_string).collect()),
-        Err(_) => {
-            eprintln!("skipping the batch bench: {name} is absent");
-            None
-        }
-    }
-}
-
-/// The largest policy of the corpus (by rule count), as BENCHMARKS.md's
-/// command writes it.
-fn largest_policy(lines: &[String]) -> (LoadedPolicy, usize) {
-    let mut best: Option<(serde_json::Value, usize)> = None;
-    for line in lines {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        let n: usize = ["allow", "ask", "deny"]
-            .iter()
-            .map(|k| v[*k].as_array().map_or(0, Vec::len))
-            .sum();
-        if best.as_ref().is_none_or(|(_, m)| n > *m) {
-            best = Some((v, n));
-        }
-    }
-    let (v, n) = best.expect("a policy");
-    let text = json!({"permissions": {"allow": v["allow"], "ask": v["ask"], "deny": v["deny"]}})
-        .to_string();
-    let mut p = LoadedPolicy::new();
-    p.add_settings_text(
-        &text,
-        "policy.json",
-        None,
-        SourceKind::Settings,
-        SourceRoot::Dir("/w".into()),
-    )
-    .expect("the policy loads");
-    (p, n)
-}
-
 struct Setup {
     engine: Evaluator,
     defaults: Defaults,
@@ -126,12 +83,12 @@ fn setup() -> Option<&'static Setup> {
     SETUP
         .get_or_init(|| {
             let (Some(policies), Some(commands)) = (
-                corpus_lines("claude-policies.jsonl"),
-                corpus_lines("tldr-commands.txt"),
+                common::corpus_lines("claude-policies.jsonl"),
+                common::corpus_lines("tldr-commands.txt"),
             ) else {
                 return None;
             };
-            let (policy, n) = largest_policy(&policies);
+            let (policy, n) = common::largest_corpus_policy(&policies, "policy.json", "/w");
             assert_eq!(n, 591, "the largest real policy has 591 rules");
             let engine = Evaluator::new(&policy).expect("the policy compiles");
             let defaults = Defaults::new(&ContextArgs {

@@ -10,6 +10,9 @@
 //!
 //! Run: `cargo bench --bench eval`.
 
+#[path = "../tests/common/mod.rs"]
+#[allow(unused)]
+mod common;
 #[path = "support/cpu_time.rs"]
 mod cpu_time;
 
@@ -19,11 +22,9 @@ use criterion::{BenchmarkGroup, SamplingMode};
 use criterion::{Criterion, criterion_group, criterion_main};
 use serde_json::json;
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 use toolgate::ToolCall;
 use toolgate::eval::{EvalContext, Evaluator, Verdict};
-use toolgate::policy::{LoadedPolicy, SourceKind, SourceRoot};
 use toolgate::reference_eval::ReferenceEvaluator;
 
 /// CPU time is read at scheduler ticks: every sample must span many of
@@ -32,52 +33,6 @@ fn flat_for_cpu<M: Measurement>(g: &mut BenchmarkGroup<'_, M>, prefix: &str) {
     if prefix.ends_with("-cpu") {
         g.sampling_mode(SamplingMode::Flat);
     }
-}
-
-fn corpus_lines(name: &str) -> Option<Vec<String>> {
-    let dir = std::env::var_os("TOOLGATE_CORPORA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpora"));
-    match std::fs::read_to_string(dir.join(name)) {
-        Ok(t) => Some(t.lines().map(str::to_string).collect()),
-        Err(_) => {
-            eprintln!("skipping the eval bench: {name} is absent");
-            None
-        }
-    }
-}
-
-/// The largest policy of the corpus (by rule count) that loads.
-fn largest_policy(lines: &[String]) -> (LoadedPolicy, usize) {
-    let mut best: Option<(LoadedPolicy, usize)> = None;
-    for line in lines {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        let n: usize = ["allow", "ask", "deny"]
-            .iter()
-            .map(|k| v[*k].as_array().map_or(0, Vec::len))
-            .sum();
-        if best.as_ref().is_some_and(|(_, m)| *m >= n) {
-            continue;
-        }
-        let text =
-            json!({"permissions": {"allow": v["allow"], "ask": v["ask"], "deny": v["deny"]}})
-                .to_string();
-        let mut p = LoadedPolicy::new();
-        if p.add_settings_text(
-            &text,
-            "/repo/.claude/settings.json",
-            None,
-            SourceKind::Settings,
-            SourceRoot::Dir("/repo".into()),
-        )
-        .is_ok()
-        {
-            best = Some((p, n));
-        }
-    }
-    best.expect("a policy loads")
 }
 
 /// Checks every call against the reference; returns the verdict counts.
@@ -120,13 +75,14 @@ fn setup() -> Option<&'static Setup> {
     SETUP
         .get_or_init(|| {
             let (Some(policies), Some(commands), Some(paths)) = (
-                corpus_lines("claude-policies.jsonl"),
-                corpus_lines("tldr-commands.txt"),
-                corpus_lines("paths.txt"),
+                common::corpus_lines("claude-policies.jsonl"),
+                common::corpus_lines("tldr-commands.txt"),
+                common::corpus_lines("paths.txt"),
             ) else {
                 return None;
             };
-            let (policy, n) = largest_policy(&policies);
+            let (policy, n) =
+                common::largest_corpus_policy(&policies, "/repo/.claude/settings.json", "/repo");
             assert_eq!(n, 591, "the largest real policy has 591 rules");
             let engine = Evaluator::new(&policy).expect("the policy compiles");
             let reference = ReferenceEvaluator::new(&policy);

@@ -23,33 +23,6 @@ use serde_json::json;
 use std::hint::black_box;
 use toolgate::ToolCall;
 use toolgate::eval::{EvalContext, Evaluator};
-use toolgate::policy::{LoadedPolicy, SourceKind, SourceRoot};
-
-/// The policy of the corpus with the most rules (only that one is compiled).
-fn largest_policy(lines: &[String]) -> Option<LoadedPolicy> {
-    let count = |v: &serde_json::Value| -> usize {
-        ["allow", "ask", "deny"]
-            .iter()
-            .map(|k| v[*k].as_array().map_or(0, Vec::len))
-            .sum()
-    };
-    let v = lines
-        .iter()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .max_by_key(count)?;
-    let text = json!({"permissions": {"allow": v["allow"], "ask": v["ask"], "deny": v["deny"]}})
-        .to_string();
-    let mut p = LoadedPolicy::new();
-    p.add_settings_text(
-        &text,
-        "/repo/.claude/settings.json",
-        None,
-        SourceKind::Settings,
-        SourceRoot::Dir("/repo".into()),
-    )
-    .ok()?;
-    Some(p)
-}
 
 /// One evaluation of every call; the function callgrind counts (not
 /// inlined, so that it keeps its name in any build profile).
@@ -77,7 +50,8 @@ fn main() {
         eprintln!("count_eval: the corpora are absent (../shared/corpora or TOOLGATE_CORPORA)");
         std::process::exit(2);
     };
-    let policy = largest_policy(&policies).expect("a corpus policy loads");
+    let (policy, _) =
+        common::largest_corpus_policy(&policies, "/repo/.claude/settings.json", "/repo");
     let engine = Evaluator::new(&policy).expect("the policy compiles");
     let ctx = EvalContext::new("/repo")
         .unwrap()

@@ -41,6 +41,39 @@ pub fn corpus_lines(name: &str) -> Option<Vec<String>> {
     Some(text.lines().map(str::to_string).collect())
 }
 
+/// The largest policy of `claude-policies.jsonl`'s `lines` (by rule count;
+/// the first of them), loaded as the settings file `path` of a project at
+/// `root`, and its rule count.
+pub fn largest_corpus_policy(lines: &[String], path: &str, root: &str) -> (LoadedPolicy, usize) {
+    let mut best: Option<(Json, usize)> = None;
+    for line in lines {
+        let Ok(v) = serde_json::from_str::<Json>(line) else {
+            continue;
+        };
+        let n: usize = ["allow", "ask", "deny"]
+            .iter()
+            .map(|k| v[*k].as_array().map_or(0, Vec::len))
+            .sum();
+        if best.as_ref().is_none_or(|(_, m)| n > *m) {
+            best = Some((v, n));
+        }
+    }
+    let (v, n) = best.expect("a policy");
+    let text = serde_json::json!(
+        {"permissions": {"allow": v["allow"], "ask": v["ask"], "deny": v["deny"]}})
+    .to_string();
+    let mut p = LoadedPolicy::new();
+    p.add_settings_text(
+        &text,
+        path,
+        None,
+        SourceKind::Settings,
+        SourceRoot::Dir(root.into()),
+    )
+    .expect("the policy loads");
+    (p, n)
+}
+
 /// A Claude Code rule of the given effect, parsed in the `claude-code`
 /// dialect, as the `index`th entry of that effect's list in
 /// `settings.json`.
