@@ -145,38 +145,64 @@ pub(crate) struct Auto {
     pub(crate) first: Option<[u64; 4]>,
 }
 
-/// One anchored run of `dfa` from `start` over `bytes`: collects every
-/// pattern matching a prefix of them.
+/// Collects the rule ids of every pattern the match state `s` reports.
+#[inline]
+fn collect<A: Automaton>(dfa: &A, s: StateID, ids: &[Box<[u32]>], out: &mut Vec<u32>) {
+    for i in 0..dfa.match_len(s) {
+        if let Some(ids) = ids.get(dfa.match_pattern(s, i).as_usize()) {
+            out.extend_from_slice(ids);
+        }
+    }
+}
+
+/// Steps `dfa` from `s` over `bytes`, collecting the patterns of every
+/// match state reached; `None` once it dies.
+#[inline]
+fn steps<A: Automaton>(
+    dfa: &A,
+    mut s: StateID,
+    ids: &[Box<[u32]>],
+    bytes: impl Iterator<Item = u8>,
+    out: &mut Vec<u32>,
+) -> Option<StateID> {
+    for b in bytes {
+        s = dfa.next_state(s, b);
+        if dfa.is_special_state(s) {
+            if dfa.is_dead_state(s) {
+                return None;
+            }
+            if dfa.is_match_state(s) {
+                collect(dfa, s, ids, out);
+            }
+        }
+    }
+    Some(s)
+}
+
+/// One anchored run of `dfa` from `start` over `bytes`, then `term` when
+/// given, then the end of input: collects every pattern matching a prefix
+/// of them.
 #[inline]
 fn run<A: Automaton>(
     dfa: &A,
     start: StateID,
     ids: &[Box<[u32]>],
     bytes: impl Iterator<Item = u8>,
+    term: Option<u8>,
     out: &mut Vec<u32>,
 ) {
-    let collect = |s: StateID, out: &mut Vec<u32>| {
-        for i in 0..dfa.match_len(s) {
-            if let Some(ids) = ids.get(dfa.match_pattern(s, i).as_usize()) {
-                out.extend_from_slice(ids);
-            }
-        }
+    let Some(mut s) = steps(dfa, start, ids, bytes, out) else {
+        return;
     };
-    let mut s = start;
-    for b in bytes {
-        s = dfa.next_state(s, b);
-        if dfa.is_special_state(s) {
-            if dfa.is_dead_state(s) {
-                return;
-            }
-            if dfa.is_match_state(s) {
-                collect(s, out);
-            }
+    if let Some(t) = term {
+        match steps(dfa, s, ids, std::iter::once(t), out) {
+            Some(next) => s = next,
+            None => return,
         }
     }
     s = dfa.next_eoi_state(s);
     if dfa.is_match_state(s) {
-        collect(s, out);
+        collect(dfa, s, ids, out);
     }
 }
 
@@ -204,10 +230,10 @@ impl Auto {
     }
 
     #[inline]
-    fn run(&self, bytes: impl Iterator<Item = u8>, out: &mut Vec<u32>) {
+    fn run(&self, bytes: impl Iterator<Item = u8>, term: Option<u8>, out: &mut Vec<u32>) {
         match &self.table {
-            Table::Dense(d) => run(d, self.start, &self.ids, bytes, out),
-            Table::Sparse(d) => run(d, self.start, &self.ids, bytes, out),
+            Table::Dense(d) => run(d, self.start, &self.ids, bytes, term, out),
+            Table::Sparse(d) => run(d, self.start, &self.ids, bytes, term, out),
         }
     }
 
@@ -217,14 +243,14 @@ impl Auto {
     #[inline]
     pub(crate) fn walk(&self, hay: &[u8], term: Option<u8>, out: &mut Vec<u32>) {
         match self.walk {
-            Walk::Fwd | Walk::Float => self.run(hay.iter().copied().chain(term), out),
-            Walk::Rev => self.run(hay.iter().rev().copied(), out),
+            Walk::Fwd | Walk::Float => self.run(hay.iter().copied(), term, out),
+            Walk::Rev => self.run(hay.iter().rev().copied(), None, out),
             Walk::Seg => {
-                self.run(hay.iter().copied().chain(term), out);
+                self.run(hay.iter().copied(), term, out);
                 for (i, &b) in hay.iter().enumerate() {
                     if b == SEP {
                         if let Some(rest) = hay.get(i + 1..).filter(|r| !r.is_empty()) {
-                            self.run(rest.iter().copied().chain(term), out);
+                            self.run(rest.iter().copied(), term, out);
                         }
                     }
                 }
@@ -233,12 +259,16 @@ impl Auto {
                 for (i, &b) in hay.iter().enumerate() {
                     if b == SEP {
                         if let Some(head) = hay.get(..=i) {
-                            self.run(head.iter().rev().copied(), out);
+                            self.run(head.iter().rev().copied(), None, out);
                         }
                     }
                 }
                 if let Some(t) = term {
-                    self.run(std::iter::once(t).chain(hay.iter().rev().copied()), out);
+                    self.run(
+                        std::iter::once(t).chain(hay.iter().rev().copied()),
+                        None,
+                        out,
+                    );
                 }
             }
         }
