@@ -847,3 +847,131 @@ fn path_tables_agree_with_reference() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Word-prefix rules (`L:*`, `L *`, a literal then a space and a star) are
+/// matched by the lookup of a query's leading words, without an automaton:
+/// against the reference on texts that stop at the prefix, continue it
+/// without a space, hold it with doubled spaces, another case or another
+/// whitespace, or hold it deeper than the words a query looks up.
+#[test]
+fn word_prefix_rules_agree_with_reference() {
+    let shallow = [
+        "Bash(git:*)",
+        "Bash(git commit:*)",
+        "Bash(ls *)",
+        "Bash(:*)",
+        "Bash(é x:*)",
+        "Bash(git :*)",
+        "Bash(make *)",
+    ];
+    let deeper = [
+        "Bash(npm run build:*)",
+        "Bash(git  push:*)",
+        "Bash(git  :*)",
+        "Bash(git commit -m *)",
+        "Bash(git commit*)",
+        "Bash(git commit)",
+        "Bash(ls -la)",
+        "Bash(a b c:*)",
+        "Bash(* --force)",
+    ];
+    let texts = [
+        "",
+        " ",
+        "  ",
+        "git",
+        "git ",
+        "git  ",
+        "gi",
+        "gitx",
+        "git x",
+        " git",
+        "GIT commit",
+        "git\tcommit",
+        "git commit",
+        "git commit ",
+        "git commitx",
+        "git commit -m x",
+        "git  commit",
+        "git  push",
+        "git  push x",
+        "git push",
+        "npm run build",
+        "npm run build x",
+        "npm run buildx",
+        "npm run",
+        "é x",
+        "é x y",
+        "é xy",
+        "é",
+        "ls",
+        "ls ",
+        "ls -la",
+        "ls -la x",
+        "lsof",
+        "a b c",
+        "a b c d",
+        "a b",
+        "make",
+        "make all --force",
+        "maker",
+    ];
+    // `Bash(:*)` does not parse: the empty prefix is made directly.
+    let make = |specs: &[&str]| -> Vec<Rule> {
+        specs
+            .iter()
+            .enumerate()
+            .map(|(i, text)| match *text {
+                "Bash(:*)" => rule(
+                    i,
+                    Effect::Allow,
+                    ToolMatch::Name("Bash".into()),
+                    Pattern::Command(CommandPattern {
+                        form: CommandForm::Prefix(String::new()),
+                        case_insensitive: false,
+                    }),
+                ),
+                _ => common::claude_rule(text, Effect::Allow, i),
+            })
+            .collect()
+    };
+    let specs: Vec<&str> = shallow.iter().chain(&deeper).copied().collect();
+    let rules = make(&specs);
+    let mut failures = Vec::new();
+    let mut m = Matches::new();
+    for (name, policy) in policies(&rules) {
+        for text in texts {
+            let want: Vec<usize> = rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| match &r.pattern {
+                    Pattern::Command(p) => reference::command_matches(p, text),
+                    _ => false,
+                })
+                .map(|(i, _)| i)
+                .collect();
+            policy.find(Kind::Command, Some("Bash"), text, &mut m);
+            let got = positions(&policy, &m);
+            if got != want {
+                failures.push(format!("{name} on {text:?}: {got:?}, want {want:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The shallow rules alone need no automaton (so the lookups above were
+    // what matched them).
+    let rules = make(&shallow);
+    for image in [false, true] {
+        let mut policy = Policy::new(rules.clone()).expect("compiles");
+        if image {
+            let bytes = policy.matchers_to_bytes();
+            policy = Policy::from_image(rules.clone(), &bytes).expect("image loads");
+        }
+        let shape = policy.matcher(Kind::Command).expect("matcher").shape();
+        assert_eq!((shape.automata, shape.fallback_rules), (0, 0), "{shape:?}");
+        for text in ["git", "git x", "é x y", "ls", "ls -l", "make x", " x"] {
+            policy.find(Kind::Command, Some("Bash"), text, &mut m);
+            assert_eq!(m.len(), 1, "{text:?}");
+        }
+    }
+}

@@ -401,7 +401,7 @@ impl KindMatcher {
             .exact
             .iter()
             .chain(&self.routes.folded)
-            .map(|(k, v)| k.len() + v.len() * 4 + 48)
+            .map(|(k, v)| k.len() + (v.autos.len() + v.ids.len()) * 4 + 48)
             .sum();
         let tables = self.tables.memory_usage();
         autos + exact + keys + tables + self.always.len() * 4 + self.slow.len() * 1024

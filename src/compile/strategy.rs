@@ -24,7 +24,7 @@
 use super::Config;
 use super::lower::{Lowered, Place, Shape};
 use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
-use super::route::{ByteMap, RouteKey, route_key};
+use super::route::{ByteMap, Hit, RouteKey, route_key, word_prefix};
 use super::table;
 use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
@@ -188,6 +188,8 @@ pub(crate) fn build(
     // Routed forward patterns, by shape, and their keys.
     let mut routed: [Vec<Pat<'_>>; 3] = Default::default();
     let mut keys: Vec<RouteKey> = Vec::new();
+    // Word-prefix rules by key (see `word_prefix`).
+    let mut words: ByteMap<Vec<u32>> = ByteMap::default();
     let mut key_index: HashMap<RouteKey, usize> = HashMap::new();
     let sep = term.unwrap_or(b' ');
     m.routes.sep = sep;
@@ -252,6 +254,15 @@ pub(crate) fn build(
                         wild[p].push(((*id, re.as_str(), *first, None), *blowup));
                     }
                     continue;
+                }
+                if p == 0 && s == 0 && term.is_none() {
+                    if let Some((key, whole)) = word_prefix(re, sep, depth) {
+                        if whole {
+                            exact.entry(key.clone()).or_default().push(*id);
+                        }
+                        words.entry(key).or_default().push(*id);
+                        continue;
+                    }
                 }
                 if p == 0 {
                     if let Some(k) = route_key(re, sep, depth) {
@@ -529,8 +540,17 @@ pub(crate) fn build(
             } else {
                 &mut m.routes.exact
             };
-            map.insert(k.key.clone(), ix.into_boxed_slice());
+            map.insert(
+                k.key.clone(),
+                Hit {
+                    autos: ix.into_boxed_slice(),
+                    ids: Box::default(),
+                },
+            );
         }
+    }
+    for (key, ids) in words {
+        m.routes.exact.entry(key).or_default().ids = ids.into_boxed_slice();
     }
     // Walk literal-led automata first: they die earliest.
     m.autos.sort_by_key(|a| {
