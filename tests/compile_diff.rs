@@ -975,3 +975,107 @@ fn word_prefix_rules_agree_with_reference() {
         }
     }
 }
+
+/// Contains rules (`*x*`): a walk of their unanchored automaton jumps over
+/// the bytes that cannot start a match. Against the reference on texts
+/// whose match starts at the first or the last possible byte, overlaps a
+/// false start, or differs in case (the folds of `k` and `s` included):
+/// one, three and many bytes that can start a match.
+#[test]
+fn contains_rules_agree_with_reference() {
+    let glob = |text: &str| {
+        let mut pieces = vec![GlobPiece::Star];
+        for (i, part) in text.split('?').enumerate() {
+            if i > 0 {
+                pieces.push(GlobPiece::Question);
+            }
+            if !part.is_empty() {
+                pieces.push(GlobPiece::Literal(part.to_string()));
+            }
+        }
+        pieces.push(GlobPiece::Star);
+        pieces
+    };
+    let sets: [&[(&str, bool)]; 4] = [
+        &[("--force", false), ("--dry-run", false), ("-rf", false)],
+        &[("kelvin", true), ("--x", false)],
+        &[("ss", true), ("a?b", false), ("é", false), ("--", false)],
+        &[
+            ("ab", false),
+            ("cd", false),
+            ("ef", false),
+            ("g h", false),
+            ("xyz", true),
+        ],
+    ];
+    let texts = [
+        "",
+        "-",
+        "--",
+        "---force",
+        "--force",
+        "git push --force",
+        "git push --forc",
+        "git push -- force",
+        "git push --forcex",
+        "rm -r -rf",
+        "rm -r -f",
+        "x--dry-ru--dry-run",
+        "KELVIN",
+        "\u{212A}elvin",
+        "a \u{212A}ELVIn b",
+        "kelvi",
+        "a--x",
+        "SS",
+        "ſs",
+        "ſ",
+        "a-b",
+        "axb",
+        "ab",
+        "é",
+        "e\u{301}",
+        "cdef",
+        "g h",
+        "gh",
+        "XyZ",
+        "xy",
+    ];
+    let mut failures = Vec::new();
+    let mut m = Matches::new();
+    for specs in sets {
+        let rules: Vec<Rule> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, (text, ci))| {
+                rule(
+                    i,
+                    Effect::Allow,
+                    ToolMatch::Name("Bash".into()),
+                    Pattern::Command(CommandPattern {
+                        form: CommandForm::Glob(glob(text)),
+                        case_insensitive: *ci,
+                    }),
+                )
+            })
+            .collect();
+        for (name, policy) in policies(&rules) {
+            for text in texts {
+                let want: Vec<usize> = rules
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| match &r.pattern {
+                        Pattern::Command(p) => reference::command_matches(p, text),
+                        _ => false,
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                policy.find(Kind::Command, Some("Bash"), text, &mut m);
+                let got = positions(&policy, &m);
+                if got != want {
+                    failures.push(format!("{name} on {text:?}: {got:?}, want {want:?}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

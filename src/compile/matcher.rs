@@ -143,6 +143,69 @@ pub(crate) struct Auto {
     /// When set, the automaton can only match haystacks whose first byte
     /// is in this set (a bitmap), and is not walked for others.
     pub(crate) first: Option<[u64; 4]>,
+    /// For a `Float` automaton: the bytes that take its start state
+    /// elsewhere (derived from the table, not stored in an image).
+    pub(crate) leave: Leave,
+}
+
+/// The bytes that take an unanchored automaton out of its start state.
+/// Every other byte leads from the start state back to it (no match can
+/// start there), so a walk in the start state jumps to the next of these
+/// bytes instead of stepping through the others one by one.
+#[derive(Clone, Debug)]
+pub(crate) enum Leave {
+    /// Not used: the automaton is anchored, or its start state is a match
+    /// state, or every byte leaves it.
+    Never,
+    /// At most three bytes (searched with `memchr`).
+    Few(Box<[u8]>),
+    /// More (a bitmap).
+    Many([u64; 4]),
+}
+
+impl Leave {
+    /// The bytes leaving `start` of `table`, for a walk of kind `walk`.
+    fn of(table: &Table, start: StateID, walk: Walk) -> Leave {
+        if walk != Walk::Float {
+            return Leave::Never;
+        }
+        match table {
+            Table::Dense(d) => Leave::of_dfa(d, start),
+            Table::Sparse(d) => Leave::of_dfa(d, start),
+        }
+    }
+
+    fn of_dfa<A: Automaton>(dfa: &A, start: StateID) -> Leave {
+        if dfa.is_special_state(start) {
+            return Leave::Never;
+        }
+        let mut set = [0u64; 4];
+        let mut few = Vec::new();
+        for b in 0..=255u8 {
+            if dfa.next_state(start, b) != start {
+                set[usize::from(b >> 6)] |= 1 << (b & 63);
+                few.push(b);
+            }
+        }
+        match few.len() {
+            256 => Leave::Never,
+            1..=3 => Leave::Few(few.into_boxed_slice()),
+            _ => Leave::Many(set),
+        }
+    }
+
+    /// The position of the first byte of `hay` that leaves the start
+    /// state, `None` when there is none.
+    #[inline]
+    fn find(&self, hay: &[u8]) -> Option<usize> {
+        match self {
+            Leave::Never => (!hay.is_empty()).then_some(0),
+            Leave::Few(bytes) => bstr::ByteSlice::find_byteset(hay, bytes),
+            Leave::Many(set) => hay
+                .iter()
+                .position(|&b| set[usize::from(b >> 6)] & (1 << (b & 63)) != 0),
+        }
+    }
 }
 
 /// Collects the rule ids of every pattern the match state `s` reports.
@@ -179,9 +242,45 @@ fn steps<A: Automaton>(
     Some(s)
 }
 
-/// One anchored run of `dfa` from `start` over `bytes`, then `term` when
-/// given, then the end of input: collects every pattern matching a prefix
-/// of them.
+/// Steps the unanchored `dfa` from its start state over `hay`, jumping over
+/// the bytes that leave the start state as it is (see [`Leave`]);
+/// `None` once it dies.
+#[inline]
+fn float_steps<A: Automaton>(
+    dfa: &A,
+    start: StateID,
+    ids: &[Box<[u32]>],
+    leave: &Leave,
+    hay: &[u8],
+    out: &mut Vec<u32>,
+) -> Option<StateID> {
+    let mut s = start;
+    let mut i = 0;
+    loop {
+        if s == start {
+            match hay.get(i..).and_then(|rest| leave.find(rest)) {
+                Some(j) => i += j,
+                None => return Some(s),
+            }
+        }
+        let Some(&b) = hay.get(i) else {
+            return Some(s);
+        };
+        i += 1;
+        s = dfa.next_state(s, b);
+        if dfa.is_special_state(s) {
+            if dfa.is_dead_state(s) {
+                return None;
+            }
+            if dfa.is_match_state(s) {
+                collect(dfa, s, ids, out);
+            }
+        }
+    }
+}
+
+/// One run of `dfa` from `start` over `bytes`, then `term` when given, then
+/// the end of input: collects every pattern matching a prefix of them.
 #[inline]
 fn run<A: Automaton>(
     dfa: &A,
@@ -191,7 +290,21 @@ fn run<A: Automaton>(
     term: Option<u8>,
     out: &mut Vec<u32>,
 ) {
-    let Some(mut s) = steps(dfa, start, ids, bytes, out) else {
+    let s = steps(dfa, start, ids, bytes, out);
+    finish(dfa, s, ids, term, out);
+}
+
+/// The end of a run that reached `s` (`None`: died): `term` when given,
+/// then the end of input.
+#[inline]
+fn finish<A: Automaton>(
+    dfa: &A,
+    s: Option<StateID>,
+    ids: &[Box<[u32]>],
+    term: Option<u8>,
+    out: &mut Vec<u32>,
+) {
+    let Some(mut s) = s else {
         return;
     };
     if let Some(t) = term {
@@ -220,12 +333,14 @@ impl Auto {
         if table.pattern_len() != ids.len() {
             return None;
         }
+        let leave = Leave::of(&table, start, walk);
         Some(Auto {
             table,
             start,
             walk,
             ids,
             first,
+            leave,
         })
     }
 
@@ -243,7 +358,18 @@ impl Auto {
     #[inline]
     pub(crate) fn walk(&self, hay: &[u8], term: Option<u8>, out: &mut Vec<u32>) {
         match self.walk {
-            Walk::Fwd | Walk::Float => self.run(hay.iter().copied(), term, out),
+            Walk::Fwd => self.run(hay.iter().copied(), term, out),
+            Walk::Float => match &self.table {
+                _ if matches!(self.leave, Leave::Never) => self.run(hay.iter().copied(), term, out),
+                Table::Dense(d) => {
+                    let s = float_steps(d, self.start, &self.ids, &self.leave, hay, out);
+                    finish(d, s, &self.ids, term, out);
+                }
+                Table::Sparse(d) => {
+                    let s = float_steps(d, self.start, &self.ids, &self.leave, hay, out);
+                    finish(d, s, &self.ids, term, out);
+                }
+            },
             Walk::Rev => self.run(hay.iter().rev().copied(), None, out),
             Walk::Seg => {
                 self.run(hay.iter().copied(), term, out);
