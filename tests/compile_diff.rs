@@ -1079,3 +1079,111 @@ fn contains_rules_agree_with_reference() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Rules that are literals joined by stars and end with a literal
+/// (`git * --force`, `a *b* c`) are found by their last literal in the
+/// reverse automaton and checked on the text. Against the reference on
+/// texts where the literals overlap, repeat, stand in another order or
+/// are missing, beside a suffix rule of the same last literal and a rule
+/// whose other pattern (`P *`) is not checked.
+#[test]
+fn star_literal_rules_agree_with_reference() {
+    let specs = [
+        "Bash(git * --force)",
+        "Bash(git commit *--amend* x)",
+        "Bash(a*b*c)",
+        "Bash(x * x)",
+        "Bash(aa*aa)",
+        "Bash(* --force)",
+        "Bash(p*q*r*s)",
+        "Bash(é * É)",
+        "Bash(git * --Force)",
+    ];
+    let texts = [
+        "git push --force",
+        "git --force",
+        "git  --force",
+        "git push --force x",
+        "git push --Force",
+        "GIT push --force",
+        "x --force",
+        "git commit --amend x",
+        "git commit  --amend  x",
+        "git commit x --amend",
+        "git commit --amen x",
+        "git commit --amend x x",
+        "abc",
+        "ac",
+        "abbc",
+        "acbc",
+        "cba",
+        "x x",
+        "x  x",
+        "x y x",
+        "aa",
+        "aaa",
+        "aaaa",
+        "pqrs",
+        "prqs",
+        "pqqrrs",
+        "ps",
+        "é É",
+        "é  É",
+        "éÉ",
+        "",
+    ];
+    let rules: Vec<Rule> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, text)| common::claude_rule(text, Effect::Allow, i))
+        .chain([rule(
+            specs.len(),
+            Effect::Deny,
+            ToolMatch::Name("Bash".into()),
+            Pattern::Command(CommandPattern {
+                form: CommandForm::PrefixGlob(vec![
+                    GlobPiece::Literal("x ".into()),
+                    GlobPiece::Star,
+                    GlobPiece::Literal(" x".into()),
+                ]),
+                case_insensitive: false,
+            }),
+        )])
+        .collect();
+    let mut failures = Vec::new();
+    let mut m = Matches::new();
+    let mut texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+    texts.push("x y x z".into());
+    for (name, policy) in policies(&rules) {
+        for text in &texts {
+            let want: Vec<usize> = rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| match &r.pattern {
+                    Pattern::Command(p) => reference::command_matches(p, text),
+                    _ => false,
+                })
+                .map(|(i, _)| i)
+                .collect();
+            policy.find(Kind::Command, Some("Bash"), text, &mut m);
+            let got = positions(&policy, &m);
+            if got != want {
+                failures.push(format!("{name} on {text:?}: {got:?}, want {want:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Without the suffix rule, the default matcher holds one automaton (the
+    // reverse one) for all of them.
+    let rules: Vec<Rule> = rules
+        .into_iter()
+        .filter(|r| r.text != "Bash(* --force)")
+        .collect();
+    let policy = Policy::new(rules).expect("compiles");
+    let shape = policy.matcher(Kind::Command).expect("matcher").shape();
+    assert_eq!(
+        (shape.automata, shape.reverse_automata),
+        (2, 1),
+        "{shape:?}"
+    );
+}

@@ -39,7 +39,10 @@
 //! their `Hash` instead of over their formatted text.
 //!
 //! Version 8 gives each routing key, after the indices of its automata,
-//! the ids of the word-prefix rules it matches outright (see `route`).
+//! the ids of the word-prefix rules it matches outright (see `route`),
+//! and ends each matcher with its checked rules (literals joined by stars,
+//! found by their last literal): a count and, per rule, its id, the count
+//! of its literals (at least two) and each literal (not empty).
 //!
 //! All integers are little-endian; each DFA is a kind byte (dense or
 //! sparse) and regex-automata's own little-endian serialization, 8-byte
@@ -57,6 +60,7 @@ use super::table::{Entry, PathTables, Table as PathTable, TableKind, Tail};
 use super::{AnchorKey, Config, Deferred, PathMatcher, Policy};
 use crate::error::{Error, ErrorKind};
 use crate::rule::{Effect, Pattern, Rule};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The kind of a rule's pattern, known without the pattern itself.
@@ -411,6 +415,16 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
             w.bytes(tail_text);
         }
     }
+    let mut checks: Vec<_> = m.checks.iter().collect();
+    checks.sort_by_key(|(id, _)| **id);
+    w.len(checks.len());
+    for (id, lits) in checks {
+        w.u32(*id);
+        w.len(lits.len());
+        for l in lits.iter() {
+            w.bytes(l);
+        }
+    }
 }
 
 fn write_autos(w: &mut Writer, autos: &[Auto]) {
@@ -578,6 +592,26 @@ fn read_matcher(
         }
         tables.push(PathTable::from_entries(entries, kind));
     }
+    let n = r.len()?;
+    let mut checks = HashMap::default();
+    for _ in 0..n {
+        let id = r.u32()?;
+        let k = r.len()?;
+        if id >= id_bound || k < 2 {
+            return Err(Bad::Clause("image holds an invalid literal check"));
+        }
+        let mut lits = Vec::with_capacity(k);
+        for _ in 0..k {
+            let l = r.bytes()?;
+            if l.is_empty() {
+                return Err(Bad::Clause("image holds an invalid literal check"));
+            }
+            lits.push(l.into());
+        }
+        if checks.insert(id, lits.into_boxed_slice()).is_some() {
+            return Err(Bad::Clause("image holds an invalid literal check"));
+        }
+    }
     let mut tables = tables.into_iter();
     let tables = PathTables {
         prefix: tables.next().unwrap_or_default(),
@@ -599,6 +633,7 @@ fn read_matcher(
         },
         autos,
         slow,
+        checks,
         id_bound,
     })
 }

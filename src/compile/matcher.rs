@@ -3,12 +3,13 @@
 
 use super::Matches;
 use super::image::SharedExact;
-use super::route::{ByteMap, Routes};
+use super::route::{ByteMap, FastHash, Routes};
 use super::table::PathTables;
 use regex_automata::dfa::{Automaton, dense, sparse};
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, Input, meta};
+use std::collections::HashMap;
 
 /// How an automaton is walked over a haystack (see [`super::lower::Place`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -401,6 +402,31 @@ impl Auto {
     }
 }
 
+/// The literals of a rule checked on the haystack (see [`fits`]).
+pub(crate) type Literals = Box<[Box<[u8]>]>;
+
+/// Whether `hay` is `lits` joined by any texts: it starts with the first,
+/// ends with the last (the two not overlapping), and holds the others in
+/// order in between (each found leftmost, after the one before).
+pub(crate) fn fits(lits: &[Box<[u8]>], hay: &[u8]) -> bool {
+    let [first, mid @ .., last] = lits else {
+        return false;
+    };
+    if hay.len() < first.len() + last.len() || !hay.starts_with(first) || !hay.ends_with(last) {
+        return false;
+    }
+    let mut rest = hay
+        .get(first.len()..hay.len() - last.len())
+        .unwrap_or_default();
+    for l in mid {
+        match bstr::ByteSlice::find(rest, l) {
+            Some(i) => rest = rest.get(i + l.len()..).unwrap_or_default(),
+            None => return false,
+        }
+    }
+    true
+}
+
 /// A rule whose automaton would not fit the size limits, matched on its own
 /// by a bounded engine (a lazy DFA with a fixed cache, then a PikeVM).
 #[derive(Clone, Debug)]
@@ -422,8 +448,10 @@ pub(crate) struct Slow {
 /// extensions),
 /// forward DFAs of literal-led patterns (those whose literal holds a
 /// separator reached through a hash of the haystack's leading words, the
-/// others chosen by first byte), a reverse DFA of suffix
-/// patterns, unanchored DFAs of "contains" patterns, DFAs of any-depth
+/// others chosen by first byte; word-prefix patterns such as `git push:*`
+/// matched by that hash alone), a reverse DFA of suffix
+/// patterns (which also finds literals joined by stars, `git * --force`,
+/// by their last literal, the others then checked on the haystack), unanchored DFAs of "contains" patterns, DFAs of any-depth
 /// path patterns walked from every segment start (or backwards from every
 /// segment end), small DFAs of latching patterns, and — only for rules
 /// that would not fit the size limits — a bounded per-rule fallback. Large
@@ -442,6 +470,11 @@ pub struct KindMatcher {
     pub(crate) routes: Routes,
     pub(crate) autos: Vec<Auto>,
     pub(crate) slow: Vec<Slow>,
+    /// Rules whose pattern is literals joined by stars (`git * x`): the
+    /// reverse automata (or the fallback) hold their last literal, and a
+    /// rule they find matches when the haystack also fits these literals
+    /// (see [`fits`]).
+    pub(crate) checks: HashMap<u32, Literals, FastHash>,
     /// Largest rule id + 1 (for validation).
     pub(crate) id_bound: u32,
 }
@@ -474,7 +507,11 @@ impl KindMatcher {
                     _ => continue,
                 }
             }
+            let at = out.ids.len();
             a.walk(hay, self.term, &mut out.ids);
+            if a.walk == Walk::Rev && !self.checks.is_empty() {
+                self.check_from(at, hay, &mut out.ids);
+            }
         }
         if !self.slow.is_empty() {
             out.buf.clear();
@@ -484,11 +521,29 @@ impl KindMatcher {
             }
             for s in &self.slow {
                 let h: &[u8] = if s.walk == Walk::Rev { hay } else { &out.buf };
-                if s.re.is_match(Input::new(h).anchored(Anchored::Yes)) {
+                if s.re.is_match(Input::new(h).anchored(Anchored::Yes))
+                    && (s.walk != Walk::Rev || self.checks.get(&s.id).is_none_or(|l| fits(l, hay)))
+                {
                     out.ids.push(s.id);
                 }
             }
         }
+    }
+
+    /// Keeps of `ids[at..]` (found by a reverse automaton) the rules that
+    /// need no check and those whose literals `hay` fits.
+    fn check_from(&self, at: usize, hay: &[u8], ids: &mut Vec<u32>) {
+        let mut keep = at;
+        for i in at..ids.len() {
+            let Some(&id) = ids.get(i) else { break };
+            if self.checks.get(&id).is_none_or(|l| fits(l, hay)) {
+                if let Some(slot) = ids.get_mut(keep) {
+                    *slot = id;
+                }
+                keep += 1;
+            }
+        }
+        ids.truncate(keep);
     }
 
     /// Every rule id that matches `hay`, sorted, in `out` (cleared first).
@@ -507,6 +562,7 @@ impl KindMatcher {
             && self.autos.is_empty()
             && self.routes.is_empty()
             && self.slow.is_empty()
+            && self.checks.is_empty()
     }
 
     /// Heap bytes held by the automata and tables (approximate).
@@ -530,7 +586,12 @@ impl KindMatcher {
             .map(|(k, v)| k.len() + (v.autos.len() + v.ids.len()) * 4 + 48)
             .sum();
         let tables = self.tables.memory_usage();
-        autos + exact + keys + tables + self.always.len() * 4 + self.slow.len() * 1024
+        let checks: usize = self
+            .checks
+            .values()
+            .map(|l| 32 + l.iter().map(|x| 16 + x.len()).sum::<usize>())
+            .sum();
+        autos + exact + keys + tables + checks + self.always.len() * 4 + self.slow.len() * 1024
     }
 
     /// How the rules were split: `(automata, fallback rules, exact

@@ -23,7 +23,7 @@
 
 use super::Config;
 use super::lower::{Lowered, Place, Shape};
-use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
+use super::matcher::{Auto, KindMatcher, Literals, Slow, Table, Walk};
 use super::route::{ByteMap, Hit, RouteKey, route_key, word_prefix};
 use super::table;
 use regex_automata::dfa::{StartKind, dense};
@@ -203,6 +203,21 @@ pub(crate) fn build(
     // Patterns of a bounded blow-up, by place, with it.
     let mut wild: [Vec<(Pat<'_>, u32)>; 5] = Default::default();
     let tables = cfg.path_tables && lowered.len() >= cfg.path_table_min;
+    // Rules with a suffix pattern of their own: their other patterns are
+    // never checked suffixes (a checked rule has one reverse pattern).
+    let suffixed: std::collections::HashSet<u32> = lowered
+        .iter()
+        .filter(|(_, l)| {
+            matches!(
+                l,
+                Lowered::Regex {
+                    place: Place::Rev,
+                    ..
+                }
+            )
+        })
+        .map(|(id, _)| *id)
+        .collect();
     for (id, l) in lowered {
         m.id_bound = m.id_bound.max(id.saturating_add(1));
         match l {
@@ -254,6 +269,21 @@ pub(crate) fn build(
                         wild[p].push(((*id, re.as_str(), *first, None), *blowup));
                     }
                     continue;
+                }
+                // Literals between stars, ending with a literal (`git * x`,
+                // `a *b* c`): the last literal in the reverse automaton,
+                // the rest checked on the haystack when it matches.
+                if p == 0
+                    && s != 0
+                    && term.is_none()
+                    && !suffixed.contains(id)
+                    && !m.checks.contains_key(id)
+                {
+                    if let Some((lits, last)) = star_literals(re) {
+                        m.checks.insert(*id, lits);
+                        by[2][0].push((*id, last, None, None));
+                        continue;
+                    }
                 }
                 if p == 0 && s == 0 && term.is_none() {
                     if let Some((key, whole)) = word_prefix(re, sep, depth) {
@@ -561,6 +591,28 @@ pub(crate) fn build(
         )
     });
     Ok(m)
+}
+
+/// The literals of a forward regex in matching form that is two or more
+/// literals joined by runs of any bytes and ends with `$` (a glob of
+/// literals and stars, led and ended by a literal), and the last literal as
+/// written; `None` for any other regex.
+fn star_literals(re: &str) -> Option<(Literals, &str)> {
+    use super::lower::{ANY_RUN, push_literal};
+    let body = re.strip_suffix('$')?;
+    let mut lits = Vec::new();
+    let mut last = "";
+    for part in body.split(ANY_RUN) {
+        let (lit, _) = super::lazy::literal_ends(part);
+        let mut written = String::with_capacity(part.len());
+        push_literal(&mut written, &lit);
+        if part.is_empty() || written != part {
+            return None;
+        }
+        lits.push(lit.into_bytes().into_boxed_slice());
+        last = part;
+    }
+    (lits.len() >= 2).then(|| (lits.into_boxed_slice(), last))
 }
 
 /// The first bytes of a dispatched group's patterns (`None`: walk always).
