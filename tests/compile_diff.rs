@@ -847,3 +847,343 @@ fn path_tables_agree_with_reference() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Word-prefix rules (`L:*`, `L *`, a literal then a space and a star) are
+/// matched by the lookup of a query's leading words, without an automaton:
+/// against the reference on texts that stop at the prefix, continue it
+/// without a space, hold it with doubled spaces, another case or another
+/// whitespace, or hold it deeper than the words a query looks up.
+#[test]
+fn word_prefix_rules_agree_with_reference() {
+    let shallow = [
+        "Bash(git:*)",
+        "Bash(git commit:*)",
+        "Bash(ls *)",
+        "Bash(:*)",
+        "Bash(é x:*)",
+        "Bash(git :*)",
+        "Bash(make *)",
+    ];
+    let deeper = [
+        "Bash(npm run build:*)",
+        "Bash(git  push:*)",
+        "Bash(git  :*)",
+        "Bash(git commit -m *)",
+        "Bash(git commit*)",
+        "Bash(git commit)",
+        "Bash(ls -la)",
+        "Bash(a b c:*)",
+        "Bash(* --force)",
+    ];
+    let texts = [
+        "",
+        " ",
+        "  ",
+        "git",
+        "git ",
+        "git  ",
+        "gi",
+        "gitx",
+        "git x",
+        " git",
+        "GIT commit",
+        "git\tcommit",
+        "git commit",
+        "git commit ",
+        "git commitx",
+        "git commit -m x",
+        "git  commit",
+        "git  push",
+        "git  push x",
+        "git push",
+        "npm run build",
+        "npm run build x",
+        "npm run buildx",
+        "npm run",
+        "é x",
+        "é x y",
+        "é xy",
+        "é",
+        "ls",
+        "ls ",
+        "ls -la",
+        "ls -la x",
+        "lsof",
+        "a b c",
+        "a b c d",
+        "a b",
+        "make",
+        "make all --force",
+        "maker",
+    ];
+    // `Bash(:*)` does not parse: the empty prefix is made directly.
+    let make = |specs: &[&str]| -> Vec<Rule> {
+        specs
+            .iter()
+            .enumerate()
+            .map(|(i, text)| match *text {
+                "Bash(:*)" => rule(
+                    i,
+                    Effect::Allow,
+                    ToolMatch::Name("Bash".into()),
+                    Pattern::Command(CommandPattern {
+                        form: CommandForm::Prefix(String::new()),
+                        case_insensitive: false,
+                    }),
+                ),
+                _ => common::claude_rule(text, Effect::Allow, i),
+            })
+            .collect()
+    };
+    let specs: Vec<&str> = shallow.iter().chain(&deeper).copied().collect();
+    let rules = make(&specs);
+    let mut failures = Vec::new();
+    let mut m = Matches::new();
+    for (name, policy) in policies(&rules) {
+        for text in texts {
+            let want: Vec<usize> = rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| match &r.pattern {
+                    Pattern::Command(p) => reference::command_matches(p, text),
+                    _ => false,
+                })
+                .map(|(i, _)| i)
+                .collect();
+            policy.find(Kind::Command, Some("Bash"), text, &mut m);
+            let got = positions(&policy, &m);
+            if got != want {
+                failures.push(format!("{name} on {text:?}: {got:?}, want {want:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The shallow rules alone need no automaton (so the lookups above were
+    // what matched them).
+    let rules = make(&shallow);
+    for image in [false, true] {
+        let mut policy = Policy::new(rules.clone()).expect("compiles");
+        if image {
+            let bytes = policy.matchers_to_bytes();
+            policy = Policy::from_image(rules.clone(), &bytes).expect("image loads");
+        }
+        let shape = policy.matcher(Kind::Command).expect("matcher").shape();
+        assert_eq!((shape.automata, shape.fallback_rules), (0, 0), "{shape:?}");
+        for text in ["git", "git x", "é x y", "ls", "ls -l", "make x", " x"] {
+            policy.find(Kind::Command, Some("Bash"), text, &mut m);
+            assert_eq!(m.len(), 1, "{text:?}");
+        }
+    }
+}
+
+/// Contains rules (`*x*`): a walk of their unanchored automaton jumps over
+/// the bytes that cannot start a match. Against the reference on texts
+/// whose match starts at the first or the last possible byte, overlaps a
+/// false start, or differs in case (the folds of `k` and `s` included):
+/// one, three and many bytes that can start a match.
+#[test]
+fn contains_rules_agree_with_reference() {
+    let glob = |text: &str| {
+        let mut pieces = vec![GlobPiece::Star];
+        for (i, part) in text.split('?').enumerate() {
+            if i > 0 {
+                pieces.push(GlobPiece::Question);
+            }
+            if !part.is_empty() {
+                pieces.push(GlobPiece::Literal(part.to_string()));
+            }
+        }
+        pieces.push(GlobPiece::Star);
+        pieces
+    };
+    let sets: [&[(&str, bool)]; 4] = [
+        &[("--force", false), ("--dry-run", false), ("-rf", false)],
+        &[("kelvin", true), ("--x", false)],
+        &[("ss", true), ("a?b", false), ("é", false), ("--", false)],
+        &[
+            ("ab", false),
+            ("cd", false),
+            ("ef", false),
+            ("g h", false),
+            ("xyz", true),
+        ],
+    ];
+    let texts = [
+        "",
+        "-",
+        "--",
+        "---force",
+        "--force",
+        "git push --force",
+        "git push --forc",
+        "git push -- force",
+        "git push --forcex",
+        "rm -r -rf",
+        "rm -r -f",
+        "x--dry-ru--dry-run",
+        "KELVIN",
+        "\u{212A}elvin",
+        "a \u{212A}ELVIn b",
+        "kelvi",
+        "a--x",
+        "SS",
+        "ſs",
+        "ſ",
+        "a-b",
+        "axb",
+        "ab",
+        "é",
+        "e\u{301}",
+        "cdef",
+        "g h",
+        "gh",
+        "XyZ",
+        "xy",
+    ];
+    let mut failures = Vec::new();
+    let mut m = Matches::new();
+    for specs in sets {
+        let rules: Vec<Rule> = specs
+            .iter()
+            .enumerate()
+            .map(|(i, (text, ci))| {
+                rule(
+                    i,
+                    Effect::Allow,
+                    ToolMatch::Name("Bash".into()),
+                    Pattern::Command(CommandPattern {
+                        form: CommandForm::Glob(glob(text)),
+                        case_insensitive: *ci,
+                    }),
+                )
+            })
+            .collect();
+        for (name, policy) in policies(&rules) {
+            for text in texts {
+                let want: Vec<usize> = rules
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| match &r.pattern {
+                        Pattern::Command(p) => reference::command_matches(p, text),
+                        _ => false,
+                    })
+                    .map(|(i, _)| i)
+                    .collect();
+                policy.find(Kind::Command, Some("Bash"), text, &mut m);
+                let got = positions(&policy, &m);
+                if got != want {
+                    failures.push(format!("{name} on {text:?}: {got:?}, want {want:?}"));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Rules that are literals joined by stars and end with a literal
+/// (`git * --force`, `a *b* c`) are found by their last literal in the
+/// reverse automaton and checked on the text. Against the reference on
+/// texts where the literals overlap, repeat, stand in another order or
+/// are missing, beside a suffix rule of the same last literal and a rule
+/// whose other pattern (`P *`) is not checked.
+#[test]
+fn star_literal_rules_agree_with_reference() {
+    let specs = [
+        "Bash(git * --force)",
+        "Bash(git commit *--amend* x)",
+        "Bash(a*b*c)",
+        "Bash(x * x)",
+        "Bash(aa*aa)",
+        "Bash(* --force)",
+        "Bash(p*q*r*s)",
+        "Bash(é * É)",
+        "Bash(git * --Force)",
+    ];
+    let texts = [
+        "git push --force",
+        "git --force",
+        "git  --force",
+        "git push --force x",
+        "git push --Force",
+        "GIT push --force",
+        "x --force",
+        "git commit --amend x",
+        "git commit  --amend  x",
+        "git commit x --amend",
+        "git commit --amen x",
+        "git commit --amend x x",
+        "abc",
+        "ac",
+        "abbc",
+        "acbc",
+        "cba",
+        "x x",
+        "x  x",
+        "x y x",
+        "aa",
+        "aaa",
+        "aaaa",
+        "pqrs",
+        "prqs",
+        "pqqrrs",
+        "ps",
+        "é É",
+        "é  É",
+        "éÉ",
+        "",
+    ];
+    let rules: Vec<Rule> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, text)| common::claude_rule(text, Effect::Allow, i))
+        .chain([rule(
+            specs.len(),
+            Effect::Deny,
+            ToolMatch::Name("Bash".into()),
+            Pattern::Command(CommandPattern {
+                form: CommandForm::PrefixGlob(vec![
+                    GlobPiece::Literal("x ".into()),
+                    GlobPiece::Star,
+                    GlobPiece::Literal(" x".into()),
+                ]),
+                case_insensitive: false,
+            }),
+        )])
+        .collect();
+    let mut failures = Vec::new();
+    let mut m = Matches::new();
+    let mut texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
+    texts.push("x y x z".into());
+    for (name, policy) in policies(&rules) {
+        for text in &texts {
+            let want: Vec<usize> = rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| match &r.pattern {
+                    Pattern::Command(p) => reference::command_matches(p, text),
+                    _ => false,
+                })
+                .map(|(i, _)| i)
+                .collect();
+            policy.find(Kind::Command, Some("Bash"), text, &mut m);
+            let got = positions(&policy, &m);
+            if got != want {
+                failures.push(format!("{name} on {text:?}: {got:?}, want {want:?}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // Without the suffix rule, the default matcher holds one automaton (the
+    // reverse one) for all of them.
+    let rules: Vec<Rule> = rules
+        .into_iter()
+        .filter(|r| r.text != "Bash(* --force)")
+        .collect();
+    let policy = Policy::new(rules).expect("compiles");
+    let shape = policy.matcher(Kind::Command).expect("matcher").shape();
+    assert_eq!(
+        (shape.automata, shape.reverse_automata),
+        (2, 1),
+        "{shape:?}"
+    );
+}

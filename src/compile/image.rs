@@ -1,13 +1,13 @@
 //! Compiled matchers as bytes, and back, with validation.
 //!
-//! # Format (version 7)
+//! # Format (version 8)
 //!
 //! ```text
 //! magic    8 bytes  "toolgate"
 //! kind     8 bytes  "matcher\0" (one KindMatcher), "policy\0\0" (a
 //!                   policy's matchers) or "compiled" (a whole precompiled
 //!                   policy, `crate::policy::image`)
-//! version  u32 LE   7
+//! version  u32 LE   8
 //! reserved u32 LE   0
 //! length   u64 LE   payload length
 //! checksum u64 LE   of the payload (see `checksum`)
@@ -38,6 +38,12 @@
 //! Version 7 changes only the fingerprint of the rules: it is taken with
 //! their `Hash` instead of over their formatted text.
 //!
+//! Version 8 gives each routing key, after the indices of its automata,
+//! the ids of the word-prefix rules it matches outright (see `route`),
+//! and ends each matcher with its checked rules (literals joined by stars,
+//! found by their last literal): a count and, per rule, its id, the count
+//! of its literals (at least two) and each literal (not empty).
+//!
 //! All integers are little-endian; each DFA is a kind byte (dense or
 //! sparse) and regex-automata's own little-endian serialization, 8-byte
 //! aligned within the payload. Loading
@@ -49,11 +55,12 @@
 
 use super::lazy::{LazyBuilder, LazyRules, Tail as GlobTail};
 use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
-use super::route::{ByteMap, Routes};
+use super::route::{ByteMap, Hit, Routes};
 use super::table::{Entry, PathTables, Table as PathTable, TableKind, Tail};
 use super::{AnchorKey, Config, Deferred, PathMatcher, Policy};
 use crate::error::{Error, ErrorKind};
 use crate::rule::{Effect, Pattern, Rule};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The kind of a rule's pattern, known without the pattern itself.
@@ -162,7 +169,7 @@ const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
 /// A whole precompiled policy (`crate::policy::image`).
 pub(crate) const KIND_COMPILED: &[u8; 8] = b"compiled";
-const VERSION: u32 = 7;
+const VERSION: u32 = 8;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
 pub(crate) fn image_error(msg: impl Into<String>) -> Error {
@@ -378,11 +385,12 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
     write_autos(w, &m.routes.autos);
     for map in [&m.routes.exact, &m.routes.folded] {
         let mut keys: Vec<_> = map.iter().collect();
-        keys.sort();
+        keys.sort_by(|a, b| a.0.cmp(b.0));
         w.len(keys.len());
-        for (k, ix) in keys {
+        for (k, hit) in keys {
             w.bytes(k);
-            w.ids(ix);
+            w.ids(&hit.autos);
+            w.ids(&hit.ids);
         }
     }
     w.len(m.slow.len());
@@ -405,6 +413,16 @@ fn write_matcher(w: &mut Writer, m: &KindMatcher) {
             w.u8(u8::from(e.folded) | tail << 1);
             w.bytes(&e.text);
             w.bytes(tail_text);
+        }
+    }
+    let mut checks: Vec<_> = m.checks.iter().collect();
+    checks.sort_by_key(|(id, _)| **id);
+    w.len(checks.len());
+    for (id, lits) in checks {
+        w.u32(*id);
+        w.len(lits.len());
+        for l in lits.iter() {
+            w.bytes(l);
         }
     }
 }
@@ -493,14 +511,21 @@ fn read_matcher(
     let sep = r.u8()?;
     let depth = r.u8()?;
     let routed = read_autos(r, id_bound)?;
-    let mut maps: [ByteMap<Box<[u32]>>; 2] = Default::default();
+    let mut maps: [ByteMap<Hit>; 2] = Default::default();
     for map in &mut maps {
         let n = r.len()?;
         map.reserve(n);
         for _ in 0..n {
             let k = r.bytes()?.to_vec().into_boxed_slice();
-            let ix = r.ids(u32::try_from(routed.len()).unwrap_or(u32::MAX))?;
-            map.insert(k, ix.into_boxed_slice());
+            let autos = r.ids(u32::try_from(routed.len()).unwrap_or(u32::MAX))?;
+            let ids = r.ids(id_bound)?;
+            map.insert(
+                k,
+                Hit {
+                    autos: autos.into_boxed_slice(),
+                    ids: ids.into_boxed_slice(),
+                },
+            );
         }
     }
     let [exact_keys, folded_keys] = maps;
@@ -567,6 +592,26 @@ fn read_matcher(
         }
         tables.push(PathTable::from_entries(entries, kind));
     }
+    let n = r.len()?;
+    let mut checks = HashMap::default();
+    for _ in 0..n {
+        let id = r.u32()?;
+        let k = r.len()?;
+        if id >= id_bound || k < 2 {
+            return Err(Bad::Clause("image holds an invalid literal check"));
+        }
+        let mut lits = Vec::with_capacity(k);
+        for _ in 0..k {
+            let l = r.bytes()?;
+            if l.is_empty() {
+                return Err(Bad::Clause("image holds an invalid literal check"));
+            }
+            lits.push(l.into());
+        }
+        if checks.insert(id, lits.into_boxed_slice()).is_some() {
+            return Err(Bad::Clause("image holds an invalid literal check"));
+        }
+    }
     let mut tables = tables.into_iter();
     let tables = PathTables {
         prefix: tables.next().unwrap_or_default(),
@@ -588,6 +633,7 @@ fn read_matcher(
         },
         autos,
         slow,
+        checks,
         id_bound,
     })
 }

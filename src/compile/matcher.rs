@@ -3,12 +3,13 @@
 
 use super::Matches;
 use super::image::SharedExact;
-use super::route::{ByteMap, Routes};
+use super::route::{ByteMap, FastHash, Routes};
 use super::table::PathTables;
 use regex_automata::dfa::{Automaton, dense, sparse};
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, Input, meta};
+use std::collections::HashMap;
 
 /// How an automaton is walked over a haystack (see [`super::lower::Place`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -143,40 +144,179 @@ pub(crate) struct Auto {
     /// When set, the automaton can only match haystacks whose first byte
     /// is in this set (a bitmap), and is not walked for others.
     pub(crate) first: Option<[u64; 4]>,
+    /// For a `Float` automaton: the bytes that take its start state
+    /// elsewhere (derived from the table, not stored in an image).
+    pub(crate) leave: Leave,
 }
 
-/// One anchored run of `dfa` from `start` over `bytes`: collects every
-/// pattern matching a prefix of them.
+/// The bytes that take an unanchored automaton out of its start state.
+/// Every other byte leads from the start state back to it (no match can
+/// start there), so a walk in the start state jumps to the next of these
+/// bytes instead of stepping through the others one by one.
+#[derive(Clone, Debug)]
+pub(crate) enum Leave {
+    /// Not used: the automaton is anchored, or its start state is a match
+    /// state, or every byte leaves it.
+    Never,
+    /// At most three bytes (searched with `memchr`).
+    Few(Box<[u8]>),
+    /// More (a bitmap).
+    Many([u64; 4]),
+}
+
+impl Leave {
+    /// The bytes leaving `start` of `table`, for a walk of kind `walk`.
+    fn of(table: &Table, start: StateID, walk: Walk) -> Leave {
+        if walk != Walk::Float {
+            return Leave::Never;
+        }
+        match table {
+            Table::Dense(d) => Leave::of_dfa(d, start),
+            Table::Sparse(d) => Leave::of_dfa(d, start),
+        }
+    }
+
+    fn of_dfa<A: Automaton>(dfa: &A, start: StateID) -> Leave {
+        if dfa.is_special_state(start) {
+            return Leave::Never;
+        }
+        let mut set = [0u64; 4];
+        let mut few = Vec::new();
+        for b in 0..=255u8 {
+            if dfa.next_state(start, b) != start {
+                set[usize::from(b >> 6)] |= 1 << (b & 63);
+                few.push(b);
+            }
+        }
+        match few.len() {
+            256 => Leave::Never,
+            1..=3 => Leave::Few(few.into_boxed_slice()),
+            _ => Leave::Many(set),
+        }
+    }
+
+    /// The position of the first byte of `hay` that leaves the start
+    /// state, `None` when there is none.
+    #[inline]
+    fn find(&self, hay: &[u8]) -> Option<usize> {
+        match self {
+            Leave::Never => (!hay.is_empty()).then_some(0),
+            Leave::Few(bytes) => bstr::ByteSlice::find_byteset(hay, bytes),
+            Leave::Many(set) => hay
+                .iter()
+                .position(|&b| set[usize::from(b >> 6)] & (1 << (b & 63)) != 0),
+        }
+    }
+}
+
+/// Collects the rule ids of every pattern the match state `s` reports.
+#[inline]
+fn collect<A: Automaton>(dfa: &A, s: StateID, ids: &[Box<[u32]>], out: &mut Vec<u32>) {
+    for i in 0..dfa.match_len(s) {
+        if let Some(ids) = ids.get(dfa.match_pattern(s, i).as_usize()) {
+            out.extend_from_slice(ids);
+        }
+    }
+}
+
+/// Steps `dfa` from `s` over `bytes`, collecting the patterns of every
+/// match state reached; `None` once it dies.
+#[inline]
+fn steps<A: Automaton>(
+    dfa: &A,
+    mut s: StateID,
+    ids: &[Box<[u32]>],
+    bytes: impl Iterator<Item = u8>,
+    out: &mut Vec<u32>,
+) -> Option<StateID> {
+    for b in bytes {
+        s = dfa.next_state(s, b);
+        if dfa.is_special_state(s) {
+            if dfa.is_dead_state(s) {
+                return None;
+            }
+            if dfa.is_match_state(s) {
+                collect(dfa, s, ids, out);
+            }
+        }
+    }
+    Some(s)
+}
+
+/// Steps the unanchored `dfa` from its start state over `hay`, jumping over
+/// the bytes that leave the start state as it is (see [`Leave`]);
+/// `None` once it dies.
+#[inline]
+fn float_steps<A: Automaton>(
+    dfa: &A,
+    start: StateID,
+    ids: &[Box<[u32]>],
+    leave: &Leave,
+    hay: &[u8],
+    out: &mut Vec<u32>,
+) -> Option<StateID> {
+    let mut s = start;
+    let mut i = 0;
+    loop {
+        if s == start {
+            match hay.get(i..).and_then(|rest| leave.find(rest)) {
+                Some(j) => i += j,
+                None => return Some(s),
+            }
+        }
+        let Some(&b) = hay.get(i) else {
+            return Some(s);
+        };
+        i += 1;
+        s = dfa.next_state(s, b);
+        if dfa.is_special_state(s) {
+            if dfa.is_dead_state(s) {
+                return None;
+            }
+            if dfa.is_match_state(s) {
+                collect(dfa, s, ids, out);
+            }
+        }
+    }
+}
+
+/// One run of `dfa` from `start` over `bytes`, then `term` when given, then
+/// the end of input: collects every pattern matching a prefix of them.
 #[inline]
 fn run<A: Automaton>(
     dfa: &A,
     start: StateID,
     ids: &[Box<[u32]>],
     bytes: impl Iterator<Item = u8>,
+    term: Option<u8>,
     out: &mut Vec<u32>,
 ) {
-    let collect = |s: StateID, out: &mut Vec<u32>| {
-        for i in 0..dfa.match_len(s) {
-            if let Some(ids) = ids.get(dfa.match_pattern(s, i).as_usize()) {
-                out.extend_from_slice(ids);
-            }
-        }
+    let s = steps(dfa, start, ids, bytes, out);
+    finish(dfa, s, ids, term, out);
+}
+
+/// The end of a run that reached `s` (`None`: died): `term` when given,
+/// then the end of input.
+#[inline]
+fn finish<A: Automaton>(
+    dfa: &A,
+    s: Option<StateID>,
+    ids: &[Box<[u32]>],
+    term: Option<u8>,
+    out: &mut Vec<u32>,
+) {
+    let Some(mut s) = s else {
+        return;
     };
-    let mut s = start;
-    for b in bytes {
-        s = dfa.next_state(s, b);
-        if dfa.is_special_state(s) {
-            if dfa.is_dead_state(s) {
-                return;
-            }
-            if dfa.is_match_state(s) {
-                collect(s, out);
-            }
+    if let Some(t) = term {
+        match steps(dfa, s, ids, std::iter::once(t), out) {
+            Some(next) => s = next,
+            None => return,
         }
     }
     s = dfa.next_eoi_state(s);
     if dfa.is_match_state(s) {
-        collect(s, out);
+        collect(dfa, s, ids, out);
     }
 }
 
@@ -194,20 +334,22 @@ impl Auto {
         if table.pattern_len() != ids.len() {
             return None;
         }
+        let leave = Leave::of(&table, start, walk);
         Some(Auto {
             table,
             start,
             walk,
             ids,
             first,
+            leave,
         })
     }
 
     #[inline]
-    fn run(&self, bytes: impl Iterator<Item = u8>, out: &mut Vec<u32>) {
+    fn run(&self, bytes: impl Iterator<Item = u8>, term: Option<u8>, out: &mut Vec<u32>) {
         match &self.table {
-            Table::Dense(d) => run(d, self.start, &self.ids, bytes, out),
-            Table::Sparse(d) => run(d, self.start, &self.ids, bytes, out),
+            Table::Dense(d) => run(d, self.start, &self.ids, bytes, term, out),
+            Table::Sparse(d) => run(d, self.start, &self.ids, bytes, term, out),
         }
     }
 
@@ -217,14 +359,25 @@ impl Auto {
     #[inline]
     pub(crate) fn walk(&self, hay: &[u8], term: Option<u8>, out: &mut Vec<u32>) {
         match self.walk {
-            Walk::Fwd | Walk::Float => self.run(hay.iter().copied().chain(term), out),
-            Walk::Rev => self.run(hay.iter().rev().copied(), out),
+            Walk::Fwd => self.run(hay.iter().copied(), term, out),
+            Walk::Float => match &self.table {
+                _ if matches!(self.leave, Leave::Never) => self.run(hay.iter().copied(), term, out),
+                Table::Dense(d) => {
+                    let s = float_steps(d, self.start, &self.ids, &self.leave, hay, out);
+                    finish(d, s, &self.ids, term, out);
+                }
+                Table::Sparse(d) => {
+                    let s = float_steps(d, self.start, &self.ids, &self.leave, hay, out);
+                    finish(d, s, &self.ids, term, out);
+                }
+            },
+            Walk::Rev => self.run(hay.iter().rev().copied(), None, out),
             Walk::Seg => {
-                self.run(hay.iter().copied().chain(term), out);
+                self.run(hay.iter().copied(), term, out);
                 for (i, &b) in hay.iter().enumerate() {
                     if b == SEP {
                         if let Some(rest) = hay.get(i + 1..).filter(|r| !r.is_empty()) {
-                            self.run(rest.iter().copied().chain(term), out);
+                            self.run(rest.iter().copied(), term, out);
                         }
                     }
                 }
@@ -233,16 +386,45 @@ impl Auto {
                 for (i, &b) in hay.iter().enumerate() {
                     if b == SEP {
                         if let Some(head) = hay.get(..=i) {
-                            self.run(head.iter().rev().copied(), out);
+                            self.run(head.iter().rev().copied(), None, out);
                         }
                     }
                 }
                 if let Some(t) = term {
-                    self.run(std::iter::once(t).chain(hay.iter().rev().copied()), out);
+                    self.run(
+                        std::iter::once(t).chain(hay.iter().rev().copied()),
+                        None,
+                        out,
+                    );
                 }
             }
         }
     }
+}
+
+/// The literals of a rule checked on the haystack (see [`fits`]).
+pub(crate) type Literals = Box<[Box<[u8]>]>;
+
+/// Whether `hay` is `lits` joined by any texts: it starts with the first,
+/// ends with the last (the two not overlapping), and holds the others in
+/// order in between (each found leftmost, after the one before).
+pub(crate) fn fits(lits: &[Box<[u8]>], hay: &[u8]) -> bool {
+    let [first, mid @ .., last] = lits else {
+        return false;
+    };
+    if hay.len() < first.len() + last.len() || !hay.starts_with(first) || !hay.ends_with(last) {
+        return false;
+    }
+    let mut rest = hay
+        .get(first.len()..hay.len() - last.len())
+        .unwrap_or_default();
+    for l in mid {
+        match bstr::ByteSlice::find(rest, l) {
+            Some(i) => rest = rest.get(i + l.len()..).unwrap_or_default(),
+            None => return false,
+        }
+    }
+    true
 }
 
 /// A rule whose automaton would not fit the size limits, matched on its own
@@ -266,8 +448,10 @@ pub(crate) struct Slow {
 /// extensions),
 /// forward DFAs of literal-led patterns (those whose literal holds a
 /// separator reached through a hash of the haystack's leading words, the
-/// others chosen by first byte), a reverse DFA of suffix
-/// patterns, unanchored DFAs of "contains" patterns, DFAs of any-depth
+/// others chosen by first byte; word-prefix patterns such as `git push:*`
+/// matched by that hash alone), a reverse DFA of suffix
+/// patterns (which also finds literals joined by stars, `git * --force`,
+/// by their last literal, the others then checked on the haystack), unanchored DFAs of "contains" patterns, DFAs of any-depth
 /// path patterns walked from every segment start (or backwards from every
 /// segment end), small DFAs of latching patterns, and — only for rules
 /// that would not fit the size limits — a bounded per-rule fallback. Large
@@ -286,6 +470,11 @@ pub struct KindMatcher {
     pub(crate) routes: Routes,
     pub(crate) autos: Vec<Auto>,
     pub(crate) slow: Vec<Slow>,
+    /// Rules whose pattern is literals joined by stars (`git * x`): the
+    /// reverse automata (or the fallback) hold their last literal, and a
+    /// rule they find matches when the haystack also fits these literals
+    /// (see [`fits`]).
+    pub(crate) checks: HashMap<u32, Literals, FastHash>,
     /// Largest rule id + 1 (for validation).
     pub(crate) id_bound: u32,
 }
@@ -318,7 +507,11 @@ impl KindMatcher {
                     _ => continue,
                 }
             }
+            let at = out.ids.len();
             a.walk(hay, self.term, &mut out.ids);
+            if a.walk == Walk::Rev && !self.checks.is_empty() {
+                self.check_from(at, hay, &mut out.ids);
+            }
         }
         if !self.slow.is_empty() {
             out.buf.clear();
@@ -328,11 +521,29 @@ impl KindMatcher {
             }
             for s in &self.slow {
                 let h: &[u8] = if s.walk == Walk::Rev { hay } else { &out.buf };
-                if s.re.is_match(Input::new(h).anchored(Anchored::Yes)) {
+                if s.re.is_match(Input::new(h).anchored(Anchored::Yes))
+                    && (s.walk != Walk::Rev || self.checks.get(&s.id).is_none_or(|l| fits(l, hay)))
+                {
                     out.ids.push(s.id);
                 }
             }
         }
+    }
+
+    /// Keeps of `ids[at..]` (found by a reverse automaton) the rules that
+    /// need no check and those whose literals `hay` fits.
+    fn check_from(&self, at: usize, hay: &[u8], ids: &mut Vec<u32>) {
+        let mut keep = at;
+        for i in at..ids.len() {
+            let Some(&id) = ids.get(i) else { break };
+            if self.checks.get(&id).is_none_or(|l| fits(l, hay)) {
+                if let Some(slot) = ids.get_mut(keep) {
+                    *slot = id;
+                }
+                keep += 1;
+            }
+        }
+        ids.truncate(keep);
     }
 
     /// Every rule id that matches `hay`, sorted, in `out` (cleared first).
@@ -351,6 +562,7 @@ impl KindMatcher {
             && self.autos.is_empty()
             && self.routes.is_empty()
             && self.slow.is_empty()
+            && self.checks.is_empty()
     }
 
     /// Heap bytes held by the automata and tables (approximate).
@@ -371,10 +583,15 @@ impl KindMatcher {
             .exact
             .iter()
             .chain(&self.routes.folded)
-            .map(|(k, v)| k.len() + v.len() * 4 + 48)
+            .map(|(k, v)| k.len() + (v.autos.len() + v.ids.len()) * 4 + 48)
             .sum();
         let tables = self.tables.memory_usage();
-        autos + exact + keys + tables + self.always.len() * 4 + self.slow.len() * 1024
+        let checks: usize = self
+            .checks
+            .values()
+            .map(|l| 32 + l.iter().map(|x| 16 + x.len()).sum::<usize>())
+            .sum();
+        autos + exact + keys + tables + checks + self.always.len() * 4 + self.slow.len() * 1024
     }
 
     /// How the rules were split: `(automata, fallback rules, exact

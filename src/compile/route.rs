@@ -152,6 +152,37 @@ pub(crate) fn route_key(re: &str, sep: u8, depth: usize) -> Option<RouteKey> {
     })
 }
 
+/// The key of a word-prefix rule, and whether the rule also matches a
+/// haystack that is the key itself. A word-prefix rule is a forward regex
+/// in matching form that is a literal `L` followed by `(?:\x{20}|$)` (`L`
+/// alone or `L`, a space and anything: `Bash(L:*)`), or a literal `L`
+/// followed by a space (`L `, then anything). It matches exactly the
+/// haystacks whose text before some space is `L` (and, in the first form,
+/// the haystack `L`): with `L` holding fewer than `depth` spaces, the
+/// query's lookup of its leading words finds it, and no automaton is
+/// needed. `None` for any other regex, or when `sep` is not a space.
+pub(crate) fn word_prefix(re: &str, sep: u8, depth: usize) -> Option<(Box<[u8]>, bool)> {
+    const SPACE_OR_END: &str = "(?:\\x{20}|$)";
+    if sep != b' ' {
+        return None;
+    }
+    let (lit, _) = literal_ends(re);
+    let mut written = String::with_capacity(re.len());
+    super::lower::push_literal(&mut written, &lit);
+    let rest = re.strip_prefix(written.as_str())?;
+    let (key, whole) = if rest == SPACE_OR_END {
+        (lit.as_bytes(), true)
+    } else if rest.is_empty() {
+        (lit.as_bytes().strip_suffix(b" ")?, false)
+    } else {
+        return None;
+    };
+    if key.iter().filter(|&&b| b == sep).count() >= depth {
+        return None;
+    }
+    Some((key.into(), whole))
+}
+
 /// Appends `word` folded as the case-insensitive keys are: ASCII letters in
 /// lower case, U+212A as `k`, U+017F as `s`, every other byte as it is.
 pub(crate) fn fold_into(word: &[u8], out: &mut Vec<u8>) {
@@ -183,17 +214,27 @@ pub(crate) fn fold_into(word: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// The routed automata of one matcher.
+/// What a key leads to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Hit {
+    /// Indices into [`Routes::autos`] of the automata to walk.
+    pub(crate) autos: Box<[u32]>,
+    /// Rules that match every haystack whose text before a separator is
+    /// the key (word-prefix rules, see [`word_prefix`]).
+    pub(crate) ids: Box<[u32]>,
+}
+
+/// The routed automata and word-prefix rules of one matcher.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Routes {
     /// The byte that ends a word.
     pub(crate) sep: u8,
     /// How many leading words a query looks up at most.
     pub(crate) depth: u8,
-    /// Key → indices into `autos` (case-sensitive rules).
-    pub(crate) exact: ByteMap<Box<[u32]>>,
-    /// Folded key → indices into `autos` (case-insensitive rules).
-    pub(crate) folded: ByteMap<Box<[u32]>>,
+    /// Key → what it leads to (case-sensitive rules).
+    pub(crate) exact: ByteMap<Hit>,
+    /// Folded key → what it leads to (case-insensitive rules).
+    pub(crate) folded: ByteMap<Hit>,
     /// The automata, each anchored at the haystack's start.
     pub(crate) autos: Vec<Auto>,
 }
@@ -206,11 +247,11 @@ const SEEN: usize = 16;
 impl Routes {
     /// Whether no rule is routed.
     pub(crate) fn is_empty(&self) -> bool {
-        self.autos.is_empty()
+        self.autos.is_empty() && self.exact.is_empty() && self.folded.is_empty()
     }
 
-    /// Walks the automata of every key `hay` (followed by `term`) starts
-    /// with; `fold` is scratch.
+    /// Collects the word-prefix rules and walks the automata of every key
+    /// `hay` (followed by `term`) starts with; `fold` is scratch.
     #[inline]
     pub(crate) fn find_into(
         &self,
@@ -247,14 +288,16 @@ impl Routes {
                 None => break,
             };
             let Some(word) = hay.get(..end) else { break };
-            if let Some(ix) = self.exact.get(word) {
-                walk(ix, out);
+            if let Some(hit) = self.exact.get(word) {
+                out.extend_from_slice(&hit.ids);
+                walk(&hit.autos, out);
             }
             if !self.folded.is_empty() {
                 fold.clear();
                 fold_into(word, fold);
-                if let Some(ix) = self.folded.get(&fold[..]) {
-                    walk(ix, out);
+                if let Some(hit) = self.folded.get(&fold[..]) {
+                    out.extend_from_slice(&hit.ids);
+                    walk(&hit.autos, out);
                 }
             }
             if end >= hay.len() {
@@ -294,6 +337,30 @@ mod tests {
         assert_eq!(k("(?i:\\x{E9}/a/)", b'/', 3), None);
         assert_eq!(k("(?i:a)(?i:b/)", b'/', 3), None);
         assert_eq!(k("x/", b'/', 0), None);
+    }
+
+    #[test]
+    fn word_prefixes_of_lowered_shapes() {
+        let k = |re: &str, depth: usize| {
+            word_prefix(re, b' ', depth)
+                .map(|(k, whole)| (String::from_utf8(k.into()).unwrap(), whole))
+        };
+        let w = |x: &str, whole: bool| Some((x.to_string(), whole));
+        assert_eq!(k("git(?:\\x{20}|$)", 2), w("git", true));
+        assert_eq!(k("git\\x{20}commit(?:\\x{20}|$)", 2), w("git commit", true));
+        assert_eq!(k("git\\x{20}commit(?:\\x{20}|$)", 1), None);
+        assert_eq!(k("git\\x{20}", 1), w("git", false));
+        assert_eq!(k("(?:\\x{20}|$)", 1), w("", true));
+        assert_eq!(k("\\x{E9}\\x{20}x(?:\\x{20}|$)", 2), w("é x", true));
+        // Not a literal and a word end only.
+        assert_eq!(k("git\\x{20}commit", 2), None);
+        assert_eq!(k("git(?:\\x{20}|$)x", 2), None);
+        assert_eq!(k("git$", 2), None);
+        assert_eq!(k("g(?s:.)t\\x{20}", 2), None);
+        assert_eq!(k("(?i:git(?:\\x{20}|$))", 2), None);
+        assert_eq!(k("git\\x{20}(?s-u:.)*\\x{20}x$", 2), None);
+        assert_eq!(word_prefix("git(?:\\x{20}|$)", b'/', 2), None);
+        assert_eq!(k("git(?:\\x{20}|$)", 0), None);
     }
 
     #[test]

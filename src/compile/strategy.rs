@@ -23,8 +23,8 @@
 
 use super::Config;
 use super::lower::{Lowered, Place, Shape};
-use super::matcher::{Auto, KindMatcher, Slow, Table, Walk};
-use super::route::{ByteMap, RouteKey, route_key};
+use super::matcher::{Auto, KindMatcher, Literals, Slow, Table, Walk};
+use super::route::{ByteMap, Hit, RouteKey, route_key, word_prefix};
 use super::table;
 use regex_automata::dfa::{StartKind, dense};
 use regex_automata::nfa::thompson;
@@ -188,6 +188,8 @@ pub(crate) fn build(
     // Routed forward patterns, by shape, and their keys.
     let mut routed: [Vec<Pat<'_>>; 3] = Default::default();
     let mut keys: Vec<RouteKey> = Vec::new();
+    // Word-prefix rules by key (see `word_prefix`).
+    let mut words: ByteMap<Vec<u32>> = ByteMap::default();
     let mut key_index: HashMap<RouteKey, usize> = HashMap::new();
     let sep = term.unwrap_or(b' ');
     m.routes.sep = sep;
@@ -201,6 +203,21 @@ pub(crate) fn build(
     // Patterns of a bounded blow-up, by place, with it.
     let mut wild: [Vec<(Pat<'_>, u32)>; 5] = Default::default();
     let tables = cfg.path_tables && lowered.len() >= cfg.path_table_min;
+    // Rules with a suffix pattern of their own: their other patterns are
+    // never checked suffixes (a checked rule has one reverse pattern).
+    let suffixed: std::collections::HashSet<u32> = lowered
+        .iter()
+        .filter(|(_, l)| {
+            matches!(
+                l,
+                Lowered::Regex {
+                    place: Place::Rev,
+                    ..
+                }
+            )
+        })
+        .map(|(id, _)| *id)
+        .collect();
     for (id, l) in lowered {
         m.id_bound = m.id_bound.max(id.saturating_add(1));
         match l {
@@ -252,6 +269,30 @@ pub(crate) fn build(
                         wild[p].push(((*id, re.as_str(), *first, None), *blowup));
                     }
                     continue;
+                }
+                // Literals between stars, ending with a literal (`git * x`,
+                // `a *b* c`): the last literal in the reverse automaton,
+                // the rest checked on the haystack when it matches.
+                if p == 0
+                    && s != 0
+                    && term.is_none()
+                    && !suffixed.contains(id)
+                    && !m.checks.contains_key(id)
+                {
+                    if let Some((lits, last)) = star_literals(re) {
+                        m.checks.insert(*id, lits);
+                        by[2][0].push((*id, last, None, None));
+                        continue;
+                    }
+                }
+                if p == 0 && s == 0 && term.is_none() {
+                    if let Some((key, whole)) = word_prefix(re, sep, depth) {
+                        if whole {
+                            exact.entry(key.clone()).or_default().push(*id);
+                        }
+                        words.entry(key).or_default().push(*id);
+                        continue;
+                    }
                 }
                 if p == 0 {
                     if let Some(k) = route_key(re, sep, depth) {
@@ -529,8 +570,17 @@ pub(crate) fn build(
             } else {
                 &mut m.routes.exact
             };
-            map.insert(k.key.clone(), ix.into_boxed_slice());
+            map.insert(
+                k.key.clone(),
+                Hit {
+                    autos: ix.into_boxed_slice(),
+                    ids: Box::default(),
+                },
+            );
         }
+    }
+    for (key, ids) in words {
+        m.routes.exact.entry(key).or_default().ids = ids.into_boxed_slice();
     }
     // Walk literal-led automata first: they die earliest.
     m.autos.sort_by_key(|a| {
@@ -541,6 +591,28 @@ pub(crate) fn build(
         )
     });
     Ok(m)
+}
+
+/// The literals of a forward regex in matching form that is two or more
+/// literals joined by runs of any bytes and ends with `$` (a glob of
+/// literals and stars, led and ended by a literal), and the last literal as
+/// written; `None` for any other regex.
+fn star_literals(re: &str) -> Option<(Literals, &str)> {
+    use super::lower::{ANY_RUN, push_literal};
+    let body = re.strip_suffix('$')?;
+    let mut lits = Vec::new();
+    let mut last = "";
+    for part in body.split(ANY_RUN) {
+        let (lit, _) = super::lazy::literal_ends(part);
+        let mut written = String::with_capacity(part.len());
+        push_literal(&mut written, &lit);
+        if part.is_empty() || written != part {
+            return None;
+        }
+        lits.push(lit.into_bytes().into_boxed_slice());
+        last = part;
+    }
+    (lits.len() >= 2).then(|| (lits.into_boxed_slice(), last))
 }
 
 /// The first bytes of a dispatched group's patterns (`None`: walk always).
