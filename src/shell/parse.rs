@@ -2108,6 +2108,14 @@ impl<'s> Parser<'s, '_> {
     /// A simple command (or a function definition `name() …`).
     fn simple(&mut self, conn: Connector) -> Option<usize> {
         let start = self.pos;
+        // The first word when it is plain: what `lex_word` finds there,
+        // found once for both paths.
+        let mut first = self.plain_word();
+        if let Some(lx) = &first
+            && let Some(idx) = self.plain_command(conn, lx)
+        {
+            return Some(idx);
+        }
         let mut end = start;
         // Words go straight to the end of the reading's word vector, or, once
         // a nested command (a substitution inside a word) has put its own
@@ -2182,7 +2190,13 @@ impl<'s> Parser<'s, '_> {
                 self.stop(Reason::Unexpected, at..at + 1);
                 return None;
             }
-            let lx = self.lex_word()?;
+            let lx = match first.take().filter(|lx| lx.start == self.pos) {
+                Some(lx) => {
+                    self.pos = lx.end;
+                    lx
+                }
+                None => self.lex_word()?,
+            };
             end = self.pos;
             if ours.n == 0
                 && let Some(a) = self.assignment(&lx)
@@ -2284,6 +2298,75 @@ impl<'s> Parser<'s, '_> {
                 None => self.fail(Reason::DynamicScript, start..end),
             }
         }
+        Some(idx)
+    }
+
+    /// A word of plain bytes (no quote, escape, expansion, glob, brace or
+    /// `~`) at the cursor, up to a metacharacter or the end of the text:
+    /// what [`Parser::lex_word`] finds there (and it reads nothing in it).
+    /// The cursor does not move.
+    fn plain_word(&self) -> Option<Lexed> {
+        let rest = self.src.get(self.pos..self.end)?;
+        let n = run_outside(rest, &WORD_STOP);
+        if n == 0 || rest.get(n).is_some_and(|&b| !is_meta(b)) {
+            return None;
+        }
+        Some(Lexed {
+            start: self.pos,
+            end: self.pos + n,
+            ..Default::default()
+        })
+    }
+
+    /// The most common simple command, read without the general loop: a
+    /// plain word (`lx`, at the cursor) that is no assignment (holds no
+    /// `=`), then blanks (or a comment) and the end of the command (`;`,
+    /// `&` but not `&>`, `|`, `)`, a newline or the end of the text). It
+    /// gives what [`Parser::simple`] gives for it: a literal word that is
+    /// its source, no assignment, no redirection; one word makes no
+    /// `eval`, `source` or `sh -c` script. `None`, with the cursor where it
+    /// was, for anything else.
+    fn plain_command(&mut self, conn: Connector, lx: &Lexed) -> Option<usize> {
+        if self.st.abort {
+            return None;
+        }
+        let (start, end) = (lx.start, lx.end);
+        self.pos = end;
+        self.skip_blanks();
+        let ends = match self.peek() {
+            None | Some(b';' | b'|' | b')' | b'\n') => true,
+            Some(b'&') => self.peek_at(1) != Some(b'>'),
+            _ => false,
+        };
+        // (A plain loop: words are short, and `contains` calls `memchr`.)
+        #[allow(clippy::manual_contains)]
+        if !ends
+            || self
+                .src
+                .get(start..end)
+                .is_none_or(|w| w.iter().any(|&b| b == b'='))
+        {
+            self.pos = start;
+            return None;
+        }
+        let word = Word::source(&self.text, start..end, WordKind::Literal);
+        let from = self.st.reading.words.len();
+        room(&mut self.st.reading.words, self.st.bound);
+        self.st.reading.words.push(word);
+        let idx = self.st.reading.commands.len();
+        room(&mut self.st.reading.commands, self.st.bound);
+        self.st.reading.commands.push(Command {
+            script: self.script,
+            span: start..end,
+            words: from as u32..from as u32 + 1,
+            assignments: 0..0,
+            redirections: 0..0,
+            connector: conn,
+            origin: self.origin,
+            depth: self.depth,
+            conditional: self.cond,
+            env: self.env,
+        });
         Some(idx)
     }
 
