@@ -49,7 +49,7 @@ enum Kw {
     DBracket,
 }
 
-fn is_meta(b: u8) -> bool {
+const fn is_meta(b: u8) -> bool {
     matches!(
         b,
         b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
@@ -59,6 +59,27 @@ fn is_meta(b: u8) -> bool {
 /// Bytes `lex_word` stops at: metacharacters, quotes, expansions, glob and
 /// brace characters. Every other byte is plain and is skipped in runs.
 static WORD_STOP: [bool; 256] = byte_set(b" \t\n;&|<>()\\'\"$`*?[]{~");
+
+/// How [`Parser::plain_word`] takes each byte: a plain byte, `[`, `]`, a
+/// metacharacter (the end of the word), or one it leaves to `lex_word`.
+static PLAIN: [u8; 256] = {
+    let mut t = [P_PLAIN; 256];
+    let mut i = 0;
+    while i < 256 {
+        if WORD_STOP[i] {
+            t[i] = if is_meta(i as u8) { P_END } else { P_OTHER };
+        }
+        i += 1;
+    }
+    t[b'[' as usize] = P_OPEN;
+    t[b']' as usize] = P_CLOSE;
+    t
+};
+const P_PLAIN: u8 = 0;
+const P_OPEN: u8 = 1;
+const P_CLOSE: u8 = 2;
+const P_END: u8 = 3;
+const P_OTHER: u8 = 4;
 
 /// Bytes the inside of double quotes stops at.
 static DQ_STOP: [bool; 256] = byte_set(b"\"\\$`");
@@ -235,6 +256,7 @@ impl State {
     }
 
     /// Adds a word to a pending command.
+    #[inline(always)]
     fn push_word(&mut self, p: &mut Pending, w: Word) {
         self.move_to_stack(p);
         if p.stacked {
@@ -2110,8 +2132,8 @@ impl<'s> Parser<'s, '_> {
         let start = self.pos;
         // The first word when it is plain: what `lex_word` finds there,
         // found once for both paths.
-        let mut first = self.plain_word();
-        if let Some(lx) = &first
+        let mut first = Some(self.plain_word());
+        if let Some(Ok(lx)) = &first
             && let Some(idx) = self.plain_command(conn, lx)
         {
             return Some(idx);
@@ -2137,6 +2159,36 @@ impl<'s> Parser<'s, '_> {
                 return None;
             }
             let Some(b) = self.peek() else { break };
+            // A plain word not followed by `<` or `>` (digits there would
+            // be a descriptor): a literal word that is its source, or an
+            // assignment (`lex_word` and `make_word` give the same).
+            // (Else what it found is where `lex_word` goes on from.)
+            let plain = match first.take() {
+                Some(Ok(lx) | Err(lx)) if lx.start != self.pos => self.plain_word(),
+                Some(found) => found,
+                _ => self.plain_word(),
+            };
+            let partial = match plain {
+                Ok(lx) if !matches!(self.src.get(lx.end), Some(b'<' | b'>')) => {
+                    self.pos = lx.end;
+                    end = self.pos;
+                    if ours.n == 0
+                        && let Some(a) = self.assignment(&lx)
+                    {
+                        assignments.push(a);
+                        continue;
+                    }
+                    let kind = if lx.glob {
+                        WordKind::Glob
+                    } else {
+                        WordKind::Literal
+                    };
+                    let w = Word::source(&self.text, lx.start..lx.end, kind);
+                    self.st.push_word(&mut ours, w);
+                    continue;
+                }
+                Ok(lx) | Err(lx) => lx,
+            };
             if self.at_redirection() {
                 let r = self.redirection()?;
                 end = self.pos;
@@ -2190,13 +2242,7 @@ impl<'s> Parser<'s, '_> {
                 self.stop(Reason::Unexpected, at..at + 1);
                 return None;
             }
-            let lx = match first.take().filter(|lx| lx.start == self.pos) {
-                Some(lx) => {
-                    self.pos = lx.end;
-                    lx
-                }
-                None => self.lex_word()?,
-            };
+            let lx = self.lex_word_from(partial)?;
             end = self.pos;
             if ours.n == 0
                 && let Some(a) = self.assignment(&lx)
@@ -2301,25 +2347,40 @@ impl<'s> Parser<'s, '_> {
         Some(idx)
     }
 
-    /// A word of plain bytes (no quote, escape, expansion, glob, brace or
-    /// `~`) at the cursor, up to a metacharacter or the end of the text:
-    /// what [`Parser::lex_word`] finds there (and it reads nothing in it).
-    /// The cursor does not move.
-    fn plain_word(&self) -> Option<Lexed> {
-        let rest = self.src.get(self.pos..self.end)?;
-        let n = run_outside(rest, &WORD_STOP);
-        if n == 0 || rest.get(n).is_some_and(|&b| !is_meta(b)) {
-            return None;
-        }
-        Some(Lexed {
-            start: self.pos,
-            end: self.pos + n,
+    /// A word of plain bytes (no quote, escape, expansion, `*`, `?`, brace
+    /// or `~`; `[` and `]` allowed) at the cursor, up to a metacharacter or
+    /// the end of the text: `Ok` with what [`Parser::lex_word`] finds there
+    /// (a glob when a `]` follows a `[`; it reads nothing in it). Else
+    /// `Err` with what lexing found up to the first byte it does not take
+    /// (where [`Parser::lex_word_from`] goes on). The cursor does not move.
+    #[inline(always)]
+    fn plain_word(&self) -> Result<Lexed, Lexed> {
+        let start = self.pos;
+        let rest = self.src.get(start..self.end).unwrap_or(&[]);
+        let mut lx = Lexed {
+            start,
+            end: start,
             ..Default::default()
-        })
+        };
+        // (The plain bytes first, in a run; then byte by byte.)
+        let mut i = run_outside(rest, &WORD_STOP);
+        let whole = loop {
+            let Some(&b) = rest.get(i) else { break true };
+            match PLAIN[b as usize] {
+                P_PLAIN => {}
+                P_OPEN => lx.bracket = true,
+                P_CLOSE => lx.glob |= lx.bracket,
+                P_END => break true,
+                _ => break false,
+            }
+            i += 1;
+        };
+        lx.end = start + i;
+        if whole && i > 0 { Ok(lx) } else { Err(lx) }
     }
 
     /// The most common simple command, read without the general loop: a
-    /// plain word (`lx`, at the cursor) that is no assignment (holds no
+    /// plain word (`lx`, at the cursor) that is no glob nor assignment (holds no
     /// `=`), then blanks (or a comment) and the end of the command (`;`,
     /// `&` but not `&>`, `|`, `)`, a newline or the end of the text). It
     /// gives what [`Parser::simple`] gives for it: a literal word that is
@@ -2327,7 +2388,7 @@ impl<'s> Parser<'s, '_> {
     /// `eval`, `source` or `sh -c` script. `None`, with the cursor where it
     /// was, for anything else.
     fn plain_command(&mut self, conn: Connector, lx: &Lexed) -> Option<usize> {
-        if self.st.abort {
+        if self.st.abort || lx.glob {
             return None;
         }
         let (start, end) = (lx.start, lx.end);
@@ -2535,19 +2596,32 @@ impl<'s> Parser<'s, '_> {
     /// Lexes one word at the cursor, reading the substitutions in it.
     /// `None` when reading stopped.
     fn lex_word(&mut self) -> Option<Lexed> {
-        let mut lx = Lexed {
-            start: self.pos,
+        let at = self.pos;
+        self.lex_word_from(Lexed {
+            start: at,
+            end: at,
             ..Default::default()
-        };
-        // A process substitution at the start of a word.
-        if matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(') {
-            let at = self.pos;
-            self.pos += 2;
-            self.substitution(at, Origin::ProcessSubstitution)?;
-            lx.dynamic = true;
-        }
-        if self.peek() == Some(b'~') && self.pos == lx.start {
-            lx.dynamic = true;
+        })
+    }
+
+    /// [`Parser::lex_word`] going on from what [`Parser::plain_word`]
+    /// found at the cursor (`lx`, from its start to `lx.end`).
+    fn lex_word_from(&mut self, mut lx: Lexed) -> Option<Lexed> {
+        if lx.end > lx.start {
+            // Plain bytes and brackets: no process substitution or `~`
+            // starts the word.
+            self.pos = lx.end;
+        } else {
+            // A process substitution at the start of a word.
+            if matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(') {
+                let at = self.pos;
+                self.pos += 2;
+                self.substitution(at, Origin::ProcessSubstitution)?;
+                lx.dynamic = true;
+            }
+            if self.peek() == Some(b'~') && self.pos == lx.start {
+                lx.dynamic = true;
+            }
         }
         while let Some(b) = self.peek() {
             match b {
