@@ -60,8 +60,8 @@ const fn is_meta(b: u8) -> bool {
 /// brace characters. Every other byte is plain and is skipped in runs.
 static WORD_STOP: [bool; 256] = byte_set(b" \t\n;&|<>()\\'\"$`*?[]{~");
 
-/// How [`Parser::plain_word`] takes each byte: a plain byte, `[`, `]`, a
-/// metacharacter (the end of the word), or one it leaves to `lex_word`.
+/// How [`Parser::plain_word`] takes each byte: a plain byte, `=`, `[`, `]`,
+/// a metacharacter (the end of the word), or one it leaves to `lex_word`.
 static PLAIN: [u8; 256] = {
     let mut t = [P_PLAIN; 256];
     let mut i = 0;
@@ -73,9 +73,17 @@ static PLAIN: [u8; 256] = {
     }
     t[b'[' as usize] = P_OPEN;
     t[b']' as usize] = P_CLOSE;
+    t[b'=' as usize] = P_EQ;
+    t
+};
+/// The bytes [`Parser::plain_word`] takes in a run: plain bytes but `=`.
+static PLAIN_RUN: [bool; 256] = {
+    let mut t = WORD_STOP;
+    t[b'=' as usize] = true;
     t
 };
 const P_PLAIN: u8 = 0;
+const P_EQ: u8 = 5;
 const P_OPEN: u8 = 1;
 const P_CLOSE: u8 = 2;
 const P_END: u8 = 3;
@@ -539,7 +547,7 @@ fn read_script(
     let feeds_before = st.feeds.len();
     let first_cmd = st.reading.commands.len();
     let mut p = Parser {
-        text: Arc::clone(text),
+        text,
         src,
         end: src.len(),
         pos: 0,
@@ -620,22 +628,23 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             .rev()
             .find_map(|r| match r.op {
                 RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => {
-                    Some((ScriptKind::HereDocument, r.body.clone(), r.span.clone()))
+                    Some((ScriptKind::HereDocument, r.body.as_ref(), r.span.clone()))
                 }
-                RedirectionOp::HereString => Some((
-                    ScriptKind::HereString,
-                    Some(r.target.clone()),
-                    r.span.clone(),
-                )),
+                RedirectionOp::HereString => {
+                    Some((ScriptKind::HereString, Some(&r.target), r.span.clone()))
+                }
                 _ if dynamic_stdin(r) => Some((ScriptKind::HereString, None, r.span.clone())),
                 _ => None,
             });
         let input = match own {
-            Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, w.text().to_string(), at)),
+            Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, Arc::from(w.text()), at)),
             Some((_, _, at)) => Err(at),
             None => match producer.and_then(|p| p.checked_sub(1)) {
                 Some(p) => piped_text(&st.reading.commands[p], &st.reading)
-                    .map(|t| (ScriptKind::Piped, t, st.reading.commands[p].span.clone()))
+                    .map(|t| {
+                        let at = st.reading.commands[p].span.clone();
+                        (ScriptKind::Piped, Arc::from(t), at)
+                    })
                     .ok_or(st.reading.commands[p].span.clone()),
                 None => Err(span.clone()),
             },
@@ -655,7 +664,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
 /// Reads `text` as a script that a shell runs; its commands are appended.
 fn nested_script(
     st: &mut State,
-    text: String,
+    text: Arc<str>,
     kind: ScriptKind,
     parent: usize,
     span: Range<usize>,
@@ -671,7 +680,6 @@ fn nested_script(
         return;
     }
     let idx = st.reading.scripts.len();
-    let text: Arc<str> = Arc::from(text);
     st.reading.scripts.push(Script {
         text: Arc::clone(&text),
         kind,
@@ -944,6 +952,9 @@ struct Lexed {
     /// Set when an unquoted `~` was seen (one inside quotes is looked for
     /// only in words with quotes).
     tilde: bool,
+    /// Set by [`Parser::plain_word`] when a `=` was seen (else the word is
+    /// no assignment; `lex_word` does not look).
+    eq: bool,
 }
 
 /// An answer of [`Parser::keyword`]: where it was asked (`pos`, `end`)
@@ -952,7 +963,7 @@ type KeywordAt = (usize, usize, Option<(Kw, usize)>);
 
 struct Parser<'s, 'st> {
     /// The script's text, shared with words that are their source.
-    text: Arc<str>,
+    text: &'s Arc<str>,
     src: &'s [u8],
     end: usize,
     pos: usize,
@@ -2173,6 +2184,7 @@ impl<'s> Parser<'s, '_> {
                     self.pos = lx.end;
                     end = self.pos;
                     if ours.n == 0
+                        && lx.eq
                         && let Some(a) = self.assignment(&lx)
                     {
                         assignments.push(a);
@@ -2183,7 +2195,7 @@ impl<'s> Parser<'s, '_> {
                     } else {
                         WordKind::Literal
                     };
-                    let w = Word::source(&self.text, lx.start..lx.end, kind);
+                    let w = Word::source(self.text, lx.start..lx.end, kind);
                     self.st.push_word(&mut ours, w);
                     continue;
                 }
@@ -2232,7 +2244,7 @@ impl<'s> Parser<'s, '_> {
                     let from = last.span.start;
                     self.array(from)?;
                     end = self.pos;
-                    let w = Word::source(&self.text, from..self.pos, WordKind::Dynamic);
+                    let w = Word::source(self.text, from..self.pos, WordKind::Dynamic);
                     if let Some(slot) = self.st.word_mut(&ours, ours.n.wrapping_sub(1)) {
                         *slot = w;
                     }
@@ -2333,7 +2345,7 @@ impl<'s> Parser<'s, '_> {
                     let (d, c, s, e) = (self.depth, self.cond, self.script, self.env);
                     nested_script(
                         self.st,
-                        w.text().to_string(),
+                        Arc::from(w.text()),
                         ScriptKind::ShellArgument,
                         s,
                         w.span,
@@ -2363,11 +2375,12 @@ impl<'s> Parser<'s, '_> {
             ..Default::default()
         };
         // (The plain bytes first, in a run; then byte by byte.)
-        let mut i = run_outside(rest, &WORD_STOP);
+        let mut i = run_outside(rest, &PLAIN_RUN);
         let whole = loop {
             let Some(&b) = rest.get(i) else { break true };
             match PLAIN[b as usize] {
                 P_PLAIN => {}
+                P_EQ => lx.eq = true,
                 P_OPEN => lx.bracket = true,
                 P_CLOSE => lx.glob |= lx.bracket,
                 P_END => break true,
@@ -2380,8 +2393,8 @@ impl<'s> Parser<'s, '_> {
     }
 
     /// The most common simple command, read without the general loop: a
-    /// plain word (`lx`, at the cursor) that is no glob nor assignment (holds no
-    /// `=`), then blanks (or a comment) and the end of the command (`;`,
+    /// plain word (`lx`, at the cursor) that is no glob and holds no `=`
+    /// (no assignment), then blanks (or a comment) and the end of the command (`;`,
     /// `&` but not `&>`, `|`, `)`, a newline or the end of the text). It
     /// gives what [`Parser::simple`] gives for it: a literal word that is
     /// its source, no assignment, no redirection; one word makes no
@@ -2399,18 +2412,11 @@ impl<'s> Parser<'s, '_> {
             Some(b'&') => self.peek_at(1) != Some(b'>'),
             _ => false,
         };
-        // (A plain loop: words are short, and `contains` calls `memchr`.)
-        #[allow(clippy::manual_contains)]
-        if !ends
-            || self
-                .src
-                .get(start..end)
-                .is_none_or(|w| w.iter().any(|&b| b == b'='))
-        {
+        if !ends || lx.eq {
             self.pos = start;
             return None;
         }
-        let word = Word::source(&self.text, start..end, WordKind::Literal);
+        let word = Word::source(self.text, start..end, WordKind::Literal);
         let from = self.st.reading.words.len();
         room(&mut self.st.reading.words, self.st.bound);
         self.st.reading.words.push(word);
@@ -2486,7 +2492,7 @@ impl<'s> Parser<'s, '_> {
                         brace::Over::Budget => Reason::TooMuchText,
                     };
                     self.fail(reason, w.span.clone());
-                    out.push(Word::source(&self.text, w.span.clone(), WordKind::Dynamic));
+                    out.push(Word::source(self.text, w.span.clone(), WordKind::Dynamic));
                 }
             }
         }
@@ -2540,7 +2546,7 @@ impl<'s> Parser<'s, '_> {
         let value = if vstart == lx.end && self.peek() == Some(b'(') {
             // An array `NAME=(…)`: its words are read, the value is dynamic.
             self.array(lx.start)?;
-            Word::source(&self.text, vstart..self.pos, WordKind::Dynamic)
+            Word::source(self.text, vstart..self.pos, WordKind::Dynamic)
         } else {
             let vsrc = &self.src[vstart..lx.end];
             // Decode the value on its own (a glob does not expand in an
@@ -2549,14 +2555,14 @@ impl<'s> Parser<'s, '_> {
             let dynamic = lx.dynamic || tilde;
             let span = vstart..lx.end;
             if dynamic {
-                Word::source(&self.text, span, WordKind::Dynamic)
+                Word::source(self.text, span, WordKind::Dynamic)
             } else {
                 match decode_plain(vsrc).0 {
                     Some(t) if t.as_bytes() == vsrc => {
-                        Word::source(&self.text, span, WordKind::Literal)
+                        Word::source(self.text, span, WordKind::Literal)
                     }
                     Some(t) => Word::owned(span, t, WordKind::Decoded),
-                    None => Word::source(&self.text, span, WordKind::Dynamic),
+                    None => Word::source(self.text, span, WordKind::Dynamic),
                 }
             }
         };
@@ -2587,10 +2593,10 @@ impl<'s> Parser<'s, '_> {
             decode_plain_into(src, out);
             return match std::str::from_utf8(out) {
                 Ok(text) => Word::copied(span, text, WordKind::Decoded),
-                Err(_) => Word::source(&self.text, span, WordKind::Dynamic),
+                Err(_) => Word::source(self.text, span, WordKind::Dynamic),
             };
         };
-        Word::source(&self.text, span, kind)
+        Word::source(self.text, span, kind)
     }
 
     /// Lexes one word at the cursor, reading the substitutions in it.
