@@ -2449,12 +2449,12 @@ impl<'s> Parser<'s, '_> {
                 out.push(w);
                 continue;
             }
-            if !brace::has_group(src) {
+            let Some(group) = brace::group(src) else {
                 out.push(w);
                 continue;
-            }
+            };
             let cap = MAX_BRACE_WORDS.min(MAX_COMMAND_BRACE_WORDS.saturating_sub(total));
-            match brace::expand(src, cap, self.st.made_left()) {
+            match brace::expand(src, group, cap, self.st.made_left()) {
                 Ok(brace::Expansion {
                     words: items,
                     bytes,
