@@ -27,22 +27,31 @@ pub(crate) struct Expansion {
     pub(crate) bytes: usize,
 }
 
-/// Expands `src` into at most `cap` words, writing at most
-/// `min(budget, 256 KiB)` bytes; on failure, also the bytes written.
-pub(crate) fn expand(src: &[u8], cap: usize, budget: usize) -> Result<Expansion, (Over, usize)> {
+/// The first group of a word that expands (see [`group`]).
+pub(crate) struct Group(usize, usize, Alts);
+
+/// Expands `src`, whose first group is `first` ([`group`]), into at most
+/// `cap` words, writing at most `min(budget, 256 KiB)` bytes; on failure,
+/// also the bytes written.
+pub(crate) fn expand(
+    src: &[u8],
+    first: Group,
+    cap: usize,
+    budget: usize,
+) -> Result<Expansion, (Over, usize)> {
     let mut out = Vec::new();
     let mut bytes = 0usize;
     let limit = budget.min(MAX_BYTES);
-    match expand_into(src, cap, limit, 0, &mut out, &mut bytes) {
+    match expand_group(src, first, cap, limit, 0, &mut out, &mut bytes) {
         Some(()) => Ok(Expansion { words: out, bytes }),
         None if bytes > limit && limit < MAX_BYTES => Err((Over::Budget, bytes)),
         None => Err((Over::Words, bytes)),
     }
 }
 
-/// True when `src` holds a group that brace expansion would expand.
-pub(crate) fn has_group(src: &[u8]) -> bool {
-    find_group(src).is_some()
+/// The first group of `src` that brace expansion would expand, if any.
+pub(crate) fn group(src: &[u8]) -> Option<Group> {
+    find_group(src).map(|(open, close, alts)| Group(open, close, alts))
 }
 
 fn expand_into(
@@ -64,34 +73,31 @@ fn expand_into(
         out.push(src.to_vec());
         return Some(());
     };
+    expand_group(src, Group(open, close, alts), cap, limit, nest, out, bytes)
+}
+
+/// [`expand_into`] once the first group of `src` is known.
+fn expand_group(
+    src: &[u8],
+    Group(open, close, alts): Group,
+    cap: usize,
+    limit: usize,
+    nest: u32,
+    out: &mut Vec<Vec<u8>>,
+    bytes: &mut usize,
+) -> Option<()> {
+    if nest > MAX_NEST {
+        return None;
+    }
     let pre = &src[..open];
     let post = src.get(close + 1..).unwrap_or(&[]);
     let mut posts = Vec::new();
     expand_into(post, cap, limit, nest + 1, &mut posts, bytes)?;
-    let alternatives: Vec<Vec<u8>> = match alts {
-        Alts::Commas(cuts) => {
-            let mut v = Vec::with_capacity(cuts.len() + 1);
-            let mut from = open + 1;
-            for c in cuts.iter().copied().chain(std::iter::once(close)) {
-                v.push(src.get(from..c).unwrap_or(&[]).to_vec());
-                from = c + 1;
-            }
-            v
-        }
-        // More items than words allowed: over the limit before any is made.
-        Alts::Sequence(seq) if seq.len() > cap as u64 => return None,
-        Alts::Sequence(seq) => {
-            let items = seq.items();
-            *bytes += items.iter().map(Vec::len).sum::<usize>();
-            if *bytes > limit {
-                return None;
-            }
-            items
-        }
-    };
-    for alt in alternatives {
+    // Each alternative, expanded in its turn (a comma group's are parts
+    // of `src`, made into words only as they are expanded).
+    let each = |alt: &[u8], out: &mut Vec<Vec<u8>>, bytes: &mut usize| -> Option<()> {
         let mut mids = Vec::new();
-        expand_into(&alt, cap, limit, nest + 1, &mut mids, bytes)?;
+        expand_into(alt, cap, limit, nest + 1, &mut mids, bytes)?;
         for m in &mids {
             for p in &posts {
                 let mut w = Vec::with_capacity(pre.len() + m.len() + p.len());
@@ -103,6 +109,28 @@ fn expand_into(
                     return None;
                 }
                 out.push(w);
+            }
+        }
+        Some(())
+    };
+    match alts {
+        Alts::Commas(cuts) => {
+            let mut from = open + 1;
+            for c in cuts.iter().copied().chain(std::iter::once(close)) {
+                each(src.get(from..c).unwrap_or(&[]), out, bytes)?;
+                from = c + 1;
+            }
+        }
+        // More items than words allowed: over the limit before any is made.
+        Alts::Sequence(seq) if seq.len() > cap as u64 => return None,
+        Alts::Sequence(seq) => {
+            let items = seq.items();
+            *bytes += items.iter().map(Vec::len).sum::<usize>();
+            if *bytes > limit {
+                return None;
+            }
+            for alt in &items {
+                each(alt, out, bytes)?;
             }
         }
     }
@@ -119,13 +147,18 @@ enum Alts {
 /// Finds the first group that expands: an unquoted `{` with its matching
 /// `}` and a top-level comma inside, or a sequence `{x..y[..n]}`. One
 /// pass with a stack, linear in the word, and it stops as soon as the
-/// first group is known (every group open before it has closed).
+/// first group is known (every group open before it has closed). Groups
+/// without a comma are parsed as sequences only when no group with one
+/// starts before them (a word can hold thousands inside one that has).
 fn find_group(src: &[u8]) -> Option<(usize, usize, Alts)> {
     // Open groups: (position of `{`, index into `commas` where its own
     // commas start). `commas` holds (stack depth, position).
     let mut stack: Vec<(usize, usize)> = Vec::new();
     let mut commas: Vec<(usize, usize)> = Vec::new();
+    // The group with commas that starts first, and the groups without
+    // (`{` and `}`) that might be sequences, since the stack was last empty.
     let mut best: Option<(usize, usize, Alts)> = None;
+    let mut maybe: Vec<(usize, usize)> = Vec::new();
     let mut i = 0;
     while i < src.len() {
         match src[i] {
@@ -159,28 +192,44 @@ fn find_group(src: &[u8]) -> Option<(usize, usize, Alts)> {
                         .map(|(_, p)| *p)
                         .collect();
                     commas.truncate(from);
-                    let cand = if !own.is_empty() {
-                        Some(Alts::Commas(own))
-                    } else {
-                        sequence(src.get(open + 1..i).unwrap_or(&[])).map(Alts::Sequence)
-                    };
-                    if let Some(alts) = cand {
+                    if own.is_empty() {
+                        maybe.push((open, i));
+                    } else if best.as_ref().is_none_or(|b| open < b.0) {
                         // The group that starts first wins (an outer group
                         // closes after its inner ones).
-                        if best.as_ref().is_none_or(|b| open < b.0) {
-                            best = Some((open, i, alts));
-                        }
+                        best = Some((open, i, Alts::Commas(own)));
                     }
                 }
-                if stack.is_empty() && best.is_some() {
-                    return best;
+                if stack.is_empty() && (best.is_some() || !maybe.is_empty()) {
+                    let found = first_of(src, best.take(), &mut maybe);
+                    if found.is_some() {
+                        return found;
+                    }
                 }
                 i += 1;
             }
             _ => i += 1,
         }
     }
-    best
+    first_of(src, best, &mut maybe)
+}
+
+/// Of the group with commas `best` and the groups `maybe` that are
+/// sequences when they parse as one, the one that starts first.
+fn first_of(
+    src: &[u8],
+    best: Option<(usize, usize, Alts)>,
+    maybe: &mut Vec<(usize, usize)>,
+) -> Option<(usize, usize, Alts)> {
+    let before = best.as_ref().map_or(usize::MAX, |b| b.0);
+    maybe.retain(|&(open, _)| open < before);
+    maybe.sort_unstable_by_key(|&(open, _)| open);
+    let seq = maybe.iter().find_map(|&(open, close)| {
+        let s = sequence(src.get(open + 1..close).unwrap_or(&[]))?;
+        Some((open, close, Alts::Sequence(s)))
+    });
+    maybe.clear();
+    seq.or(best)
 }
 
 fn skip_to(src: &[u8], mut i: usize, end: u8, escapes: bool) -> usize {

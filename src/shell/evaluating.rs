@@ -523,6 +523,17 @@ fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
             i += 1;
             continue;
         }
+        // A name is a context only as `let` or a declaration word, or
+        // before a `[`; no byte inside it starts one (its first byte may
+        // be quoted or escaped, but a name inside it starts no word).
+        let name_len = ident_len(b, i);
+        if name_len > 0
+            && !matches!(c, b'l' | b'd' | b't' | b'e' | b'r')
+            && b.get(i + name_len) != Some(&b'[')
+        {
+            i += name_len;
+            continue;
+        }
         let z = t.zone(i);
         if z == Zone::Dead || (z == Zone::Double && c != b'$') {
             i += 1;
@@ -575,7 +586,7 @@ fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
             i += 2;
             continue;
         }
-        let len = ident_len(b, i);
+        let len = name_len;
         if len == 0 || !word_start(b, i) {
             i += len.max(1);
             continue;

@@ -435,6 +435,7 @@ impl Serialize for Text {
 impl Word {
     /// A word whose text is `script[span]` (falls back to a copy when the
     /// span does not fall on character boundaries).
+    #[inline(always)]
     pub(crate) fn source(script: &Arc<str>, span: Range<usize>, kind: WordKind) -> Word {
         let text = match script.get(span.clone()) {
             Some(_) if span.end <= u32::MAX as usize => {

@@ -49,7 +49,7 @@ enum Kw {
     DBracket,
 }
 
-fn is_meta(b: u8) -> bool {
+const fn is_meta(b: u8) -> bool {
     matches!(
         b,
         b' ' | b'\t' | b'\n' | b';' | b'&' | b'|' | b'<' | b'>' | b'(' | b')'
@@ -59,6 +59,35 @@ fn is_meta(b: u8) -> bool {
 /// Bytes `lex_word` stops at: metacharacters, quotes, expansions, glob and
 /// brace characters. Every other byte is plain and is skipped in runs.
 static WORD_STOP: [bool; 256] = byte_set(b" \t\n;&|<>()\\'\"$`*?[]{~");
+
+/// How [`Parser::plain_word`] takes each byte: a plain byte, `=`, `[`, `]`,
+/// a metacharacter (the end of the word), or one it leaves to `lex_word`.
+static PLAIN: [u8; 256] = {
+    let mut t = [P_PLAIN; 256];
+    let mut i = 0;
+    while i < 256 {
+        if WORD_STOP[i] {
+            t[i] = if is_meta(i as u8) { P_END } else { P_OTHER };
+        }
+        i += 1;
+    }
+    t[b'[' as usize] = P_OPEN;
+    t[b']' as usize] = P_CLOSE;
+    t[b'=' as usize] = P_EQ;
+    t
+};
+/// The bytes [`Parser::plain_word`] takes in a run: plain bytes but `=`.
+static PLAIN_RUN: [bool; 256] = {
+    let mut t = WORD_STOP;
+    t[b'=' as usize] = true;
+    t
+};
+const P_PLAIN: u8 = 0;
+const P_EQ: u8 = 5;
+const P_OPEN: u8 = 1;
+const P_CLOSE: u8 = 2;
+const P_END: u8 = 3;
+const P_OTHER: u8 = 4;
 
 /// Bytes the inside of double quotes stops at.
 static DQ_STOP: [bool; 256] = byte_set(b"\"\\$`");
@@ -96,7 +125,9 @@ struct PendingHereDoc {
     /// Index of the redirection: in its simple command's while that is
     /// read, then in `Reading::redirections` once the owner is known.
     redir: usize,
-    delim: Vec<u8>,
+    /// The delimiter: a span of its script when it is the source text of
+    /// its word, else its own bytes.
+    delim: Result<Range<usize>, Vec<u8>>,
     strip_tabs: bool,
     quoted: bool,
     script: usize,
@@ -235,6 +266,7 @@ impl State {
     }
 
     /// Adds a word to a pending command.
+    #[inline(always)]
     fn push_word(&mut self, p: &mut Pending, w: Word) {
         self.move_to_stack(p);
         if p.stacked {
@@ -517,7 +549,7 @@ fn read_script(
     let feeds_before = st.feeds.len();
     let first_cmd = st.reading.commands.len();
     let mut p = Parser {
-        text: Arc::clone(text),
+        text,
         src,
         end: src.len(),
         pos: 0,
@@ -598,22 +630,23 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             .rev()
             .find_map(|r| match r.op {
                 RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => {
-                    Some((ScriptKind::HereDocument, r.body.clone(), r.span.clone()))
+                    Some((ScriptKind::HereDocument, r.body.as_ref(), r.span.clone()))
                 }
-                RedirectionOp::HereString => Some((
-                    ScriptKind::HereString,
-                    Some(r.target.clone()),
-                    r.span.clone(),
-                )),
+                RedirectionOp::HereString => {
+                    Some((ScriptKind::HereString, Some(&r.target), r.span.clone()))
+                }
                 _ if dynamic_stdin(r) => Some((ScriptKind::HereString, None, r.span.clone())),
                 _ => None,
             });
         let input = match own {
-            Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, w.text().to_string(), at)),
+            Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, Arc::from(w.text()), at)),
             Some((_, _, at)) => Err(at),
             None => match producer.and_then(|p| p.checked_sub(1)) {
                 Some(p) => piped_text(&st.reading.commands[p], &st.reading)
-                    .map(|t| (ScriptKind::Piped, t, st.reading.commands[p].span.clone()))
+                    .map(|t| {
+                        let at = st.reading.commands[p].span.clone();
+                        (ScriptKind::Piped, Arc::from(t), at)
+                    })
                     .ok_or(st.reading.commands[p].span.clone()),
                 None => Err(span.clone()),
             },
@@ -633,7 +666,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
 /// Reads `text` as a script that a shell runs; its commands are appended.
 fn nested_script(
     st: &mut State,
-    text: String,
+    text: Arc<str>,
     kind: ScriptKind,
     parent: usize,
     span: Range<usize>,
@@ -649,7 +682,6 @@ fn nested_script(
         return;
     }
     let idx = st.reading.scripts.len();
-    let text: Arc<str> = Arc::from(text);
     st.reading.scripts.push(Script {
         text: Arc::clone(&text),
         kind,
@@ -922,6 +954,9 @@ struct Lexed {
     /// Set when an unquoted `~` was seen (one inside quotes is looked for
     /// only in words with quotes).
     tilde: bool,
+    /// Set by [`Parser::plain_word`] when a `=` was seen (else the word is
+    /// no assignment; `lex_word` does not look).
+    eq: bool,
 }
 
 /// An answer of [`Parser::keyword`]: where it was asked (`pos`, `end`)
@@ -930,7 +965,7 @@ type KeywordAt = (usize, usize, Option<(Kw, usize)>);
 
 struct Parser<'s, 'st> {
     /// The script's text, shared with words that are their source.
-    text: Arc<str>,
+    text: &'s Arc<str>,
     src: &'s [u8],
     end: usize,
     pos: usize,
@@ -1899,22 +1934,23 @@ impl<'s> Parser<'s, '_> {
             );
             self.pos += 1;
         }
-        let ops: &[(&[u8], RedirectionOp)] = &[
-            (b"<<<", RedirectionOp::HereString),
-            (b"<<-", RedirectionOp::HereDocStrip),
-            (b"<<", RedirectionOp::HereDoc),
-            (b"<&", RedirectionOp::DupIn),
-            (b"<>", RedirectionOp::ReadWrite),
-            (b"<", RedirectionOp::Read),
-            (b">>", RedirectionOp::Append),
-            (b">|", RedirectionOp::Clobber),
-            (b">&", RedirectionOp::DupOut),
-            (b">", RedirectionOp::Write),
-            (b"&>>", RedirectionOp::AppendAll),
-            (b"&>", RedirectionOp::WriteAll),
-        ];
-        let (text, op) = *ops.iter().find(|(t, _)| self.starts(t))?;
-        self.pos += text.len();
+        // The longest operator at the cursor.
+        let (len, op) = match (self.peek(), self.peek_at(1), self.peek_at(2)) {
+            (Some(b'<'), Some(b'<'), Some(b'<')) => (3, RedirectionOp::HereString),
+            (Some(b'<'), Some(b'<'), Some(b'-')) => (3, RedirectionOp::HereDocStrip),
+            (Some(b'<'), Some(b'<'), _) => (2, RedirectionOp::HereDoc),
+            (Some(b'<'), Some(b'&'), _) => (2, RedirectionOp::DupIn),
+            (Some(b'<'), Some(b'>'), _) => (2, RedirectionOp::ReadWrite),
+            (Some(b'<'), _, _) => (1, RedirectionOp::Read),
+            (Some(b'>'), Some(b'>'), _) => (2, RedirectionOp::Append),
+            (Some(b'>'), Some(b'|'), _) => (2, RedirectionOp::Clobber),
+            (Some(b'>'), Some(b'&'), _) => (2, RedirectionOp::DupOut),
+            (Some(b'>'), _, _) => (1, RedirectionOp::Write),
+            (Some(b'&'), Some(b'>'), Some(b'>')) => (3, RedirectionOp::AppendAll),
+            (Some(b'&'), Some(b'>'), _) => (2, RedirectionOp::WriteAll),
+            _ => return None,
+        };
+        self.pos += len;
         self.skip_blanks();
         let procsub = matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(');
         if !procsub && self.peek().is_none_or(is_meta) {
@@ -1922,14 +1958,31 @@ impl<'s> Parser<'s, '_> {
             self.stop(Reason::MissingTarget, start..here);
             return None;
         }
-        let lx = self.lex_word()?;
-        let target = self.make_word(&lx);
+        // A plain target is its source (what `make_word` gives for it).
+        let (lx, target) = match self.plain_word() {
+            Ok(lx) => {
+                self.pos = lx.end;
+                let kind = if lx.glob {
+                    WordKind::Glob
+                } else {
+                    WordKind::Literal
+                };
+                let target = Word::source(self.text, lx.start..lx.end, kind);
+                (lx, target)
+            }
+            Err(partial) => {
+                let lx = self.lex_word_from(partial)?;
+                let target = self.make_word(&lx);
+                (lx, target)
+            }
+        };
         if matches!(op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip) {
             let quoted = lx.changed;
-            let delim = if target.kind == WordKind::Dynamic {
-                self.src.get(lx.start..lx.end).unwrap_or(&[]).to_vec()
+            let source = self.src.get(lx.start..lx.end).unwrap_or(&[]);
+            let delim = if target.kind == WordKind::Dynamic || target.text().as_bytes() == source {
+                Ok(lx.start..lx.end)
             } else {
-                target.text().as_bytes().to_vec()
+                Err(target.text().as_bytes().to_vec())
             };
             let (script, depth, env) = (self.script, self.depth, self.env);
             self.st.heredocs.push(PendingHereDoc {
@@ -2016,7 +2069,11 @@ impl<'s> Parser<'s, '_> {
                 line = &line[t..];
             }
             self.pos = (line_end + 1).min(self.end);
-            if line == h.delim.as_slice() {
+            let delim = match &h.delim {
+                Ok(span) => self.src.get(span.clone()).unwrap_or(&[]),
+                Err(bytes) => bytes.as_slice(),
+            };
+            if line == delim {
                 body_end = Some(line_start);
                 break;
             }
@@ -2108,6 +2165,14 @@ impl<'s> Parser<'s, '_> {
     /// A simple command (or a function definition `name() …`).
     fn simple(&mut self, conn: Connector) -> Option<usize> {
         let start = self.pos;
+        // The first word when it is plain: what `lex_word` finds there,
+        // found once for both paths.
+        let mut first = Some(self.plain_word());
+        if let Some(Ok(lx)) = &first
+            && let Some(idx) = self.plain_command(conn, lx)
+        {
+            return Some(idx);
+        }
         let mut end = start;
         // Words go straight to the end of the reading's word vector, or, once
         // a nested command (a substitution inside a word) has put its own
@@ -2129,6 +2194,37 @@ impl<'s> Parser<'s, '_> {
                 return None;
             }
             let Some(b) = self.peek() else { break };
+            // A plain word not followed by `<` or `>` (digits there would
+            // be a descriptor): a literal word that is its source, or an
+            // assignment (`lex_word` and `make_word` give the same).
+            // (Else what it found is where `lex_word` goes on from.)
+            let plain = match first.take() {
+                Some(Ok(lx) | Err(lx)) if lx.start != self.pos => self.plain_word(),
+                Some(found) => found,
+                _ => self.plain_word(),
+            };
+            let partial = match plain {
+                Ok(lx) if !matches!(self.src.get(lx.end), Some(b'<' | b'>')) => {
+                    self.pos = lx.end;
+                    end = self.pos;
+                    if ours.n == 0
+                        && lx.eq
+                        && let Some(a) = self.assignment(&lx)
+                    {
+                        assignments.push(a);
+                        continue;
+                    }
+                    let kind = if lx.glob {
+                        WordKind::Glob
+                    } else {
+                        WordKind::Literal
+                    };
+                    let w = Word::source(self.text, lx.start..lx.end, kind);
+                    self.st.push_word(&mut ours, w);
+                    continue;
+                }
+                Ok(lx) | Err(lx) => lx,
+            };
             if self.at_redirection() {
                 let r = self.redirection()?;
                 end = self.pos;
@@ -2172,7 +2268,7 @@ impl<'s> Parser<'s, '_> {
                     let from = last.span.start;
                     self.array(from)?;
                     end = self.pos;
-                    let w = Word::source(&self.text, from..self.pos, WordKind::Dynamic);
+                    let w = Word::source(self.text, from..self.pos, WordKind::Dynamic);
                     if let Some(slot) = self.st.word_mut(&ours, ours.n.wrapping_sub(1)) {
                         *slot = w;
                     }
@@ -2182,7 +2278,7 @@ impl<'s> Parser<'s, '_> {
                 self.stop(Reason::Unexpected, at..at + 1);
                 return None;
             }
-            let lx = self.lex_word()?;
+            let lx = self.lex_word_from(partial)?;
             end = self.pos;
             if ours.n == 0
                 && let Some(a) = self.assignment(&lx)
@@ -2273,7 +2369,7 @@ impl<'s> Parser<'s, '_> {
                     let (d, c, s, e) = (self.depth, self.cond, self.script, self.env);
                     nested_script(
                         self.st,
-                        w.text().to_string(),
+                        Arc::from(w.text()),
                         ScriptKind::ShellArgument,
                         s,
                         w.span,
@@ -2284,6 +2380,84 @@ impl<'s> Parser<'s, '_> {
                 None => self.fail(Reason::DynamicScript, start..end),
             }
         }
+        Some(idx)
+    }
+
+    /// A word of plain bytes (no quote, escape, expansion, `*`, `?`, brace
+    /// or `~`; `[` and `]` allowed) at the cursor, up to a metacharacter or
+    /// the end of the text: `Ok` with what [`Parser::lex_word`] finds there
+    /// (a glob when a `]` follows a `[`; it reads nothing in it). Else
+    /// `Err` with what lexing found up to the first byte it does not take
+    /// (where [`Parser::lex_word_from`] goes on). The cursor does not move.
+    #[inline(always)]
+    fn plain_word(&self) -> Result<Lexed, Lexed> {
+        let start = self.pos;
+        let rest = self.src.get(start..self.end).unwrap_or(&[]);
+        let mut lx = Lexed {
+            start,
+            end: start,
+            ..Default::default()
+        };
+        // (The plain bytes first, in a run; then byte by byte.)
+        let mut i = run_outside(rest, &PLAIN_RUN);
+        let whole = loop {
+            let Some(&b) = rest.get(i) else { break true };
+            match PLAIN[b as usize] {
+                P_PLAIN => {}
+                P_EQ => lx.eq = true,
+                P_OPEN => lx.bracket = true,
+                P_CLOSE => lx.glob |= lx.bracket,
+                P_END => break true,
+                _ => break false,
+            }
+            i += 1;
+        };
+        lx.end = start + i;
+        if whole && i > 0 { Ok(lx) } else { Err(lx) }
+    }
+
+    /// The most common simple command, read without the general loop: a
+    /// plain word (`lx`, at the cursor) that is no glob and holds no `=`
+    /// (no assignment), then blanks (or a comment) and the end of the command (`;`,
+    /// `&` but not `&>`, `|`, `)`, a newline or the end of the text). It
+    /// gives what [`Parser::simple`] gives for it: a literal word that is
+    /// its source, no assignment, no redirection; one word makes no
+    /// `eval`, `source` or `sh -c` script. `None`, with the cursor where it
+    /// was, for anything else.
+    fn plain_command(&mut self, conn: Connector, lx: &Lexed) -> Option<usize> {
+        if self.st.abort || lx.glob {
+            return None;
+        }
+        let (start, end) = (lx.start, lx.end);
+        self.pos = end;
+        self.skip_blanks();
+        let ends = match self.peek() {
+            None | Some(b';' | b'|' | b')' | b'\n') => true,
+            Some(b'&') => self.peek_at(1) != Some(b'>'),
+            _ => false,
+        };
+        if !ends || lx.eq {
+            self.pos = start;
+            return None;
+        }
+        let word = Word::source(self.text, start..end, WordKind::Literal);
+        let from = self.st.reading.words.len();
+        room(&mut self.st.reading.words, self.st.bound);
+        self.st.reading.words.push(word);
+        let idx = self.st.reading.commands.len();
+        room(&mut self.st.reading.commands, self.st.bound);
+        self.st.reading.commands.push(Command {
+            script: self.script,
+            span: start..end,
+            words: from as u32..from as u32 + 1,
+            assignments: 0..0,
+            redirections: 0..0,
+            connector: conn,
+            origin: self.origin,
+            depth: self.depth,
+            conditional: self.cond,
+            env: self.env,
+        });
         Some(idx)
     }
 
@@ -2299,12 +2473,12 @@ impl<'s> Parser<'s, '_> {
                 out.push(w);
                 continue;
             }
-            if !brace::has_group(src) {
+            let Some(group) = brace::group(src) else {
                 out.push(w);
                 continue;
-            }
+            };
             let cap = MAX_BRACE_WORDS.min(MAX_COMMAND_BRACE_WORDS.saturating_sub(total));
-            match brace::expand(src, cap, self.st.made_left()) {
+            match brace::expand(src, group, cap, self.st.made_left()) {
                 Ok(brace::Expansion {
                     words: items,
                     bytes,
@@ -2342,7 +2516,7 @@ impl<'s> Parser<'s, '_> {
                         brace::Over::Budget => Reason::TooMuchText,
                     };
                     self.fail(reason, w.span.clone());
-                    out.push(Word::source(&self.text, w.span.clone(), WordKind::Dynamic));
+                    out.push(Word::source(self.text, w.span.clone(), WordKind::Dynamic));
                 }
             }
         }
@@ -2396,7 +2570,7 @@ impl<'s> Parser<'s, '_> {
         let value = if vstart == lx.end && self.peek() == Some(b'(') {
             // An array `NAME=(…)`: its words are read, the value is dynamic.
             self.array(lx.start)?;
-            Word::source(&self.text, vstart..self.pos, WordKind::Dynamic)
+            Word::source(self.text, vstart..self.pos, WordKind::Dynamic)
         } else {
             let vsrc = &self.src[vstart..lx.end];
             // Decode the value on its own (a glob does not expand in an
@@ -2405,14 +2579,14 @@ impl<'s> Parser<'s, '_> {
             let dynamic = lx.dynamic || tilde;
             let span = vstart..lx.end;
             if dynamic {
-                Word::source(&self.text, span, WordKind::Dynamic)
+                Word::source(self.text, span, WordKind::Dynamic)
             } else {
                 match decode_plain(vsrc).0 {
                     Some(t) if t.as_bytes() == vsrc => {
-                        Word::source(&self.text, span, WordKind::Literal)
+                        Word::source(self.text, span, WordKind::Literal)
                     }
                     Some(t) => Word::owned(span, t, WordKind::Decoded),
-                    None => Word::source(&self.text, span, WordKind::Dynamic),
+                    None => Word::source(self.text, span, WordKind::Dynamic),
                 }
             }
         };
@@ -2443,28 +2617,41 @@ impl<'s> Parser<'s, '_> {
             decode_plain_into(src, out);
             return match std::str::from_utf8(out) {
                 Ok(text) => Word::copied(span, text, WordKind::Decoded),
-                Err(_) => Word::source(&self.text, span, WordKind::Dynamic),
+                Err(_) => Word::source(self.text, span, WordKind::Dynamic),
             };
         };
-        Word::source(&self.text, span, kind)
+        Word::source(self.text, span, kind)
     }
 
     /// Lexes one word at the cursor, reading the substitutions in it.
     /// `None` when reading stopped.
     fn lex_word(&mut self) -> Option<Lexed> {
-        let mut lx = Lexed {
-            start: self.pos,
+        let at = self.pos;
+        self.lex_word_from(Lexed {
+            start: at,
+            end: at,
             ..Default::default()
-        };
-        // A process substitution at the start of a word.
-        if matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(') {
-            let at = self.pos;
-            self.pos += 2;
-            self.substitution(at, Origin::ProcessSubstitution)?;
-            lx.dynamic = true;
-        }
-        if self.peek() == Some(b'~') && self.pos == lx.start {
-            lx.dynamic = true;
+        })
+    }
+
+    /// [`Parser::lex_word`] going on from what [`Parser::plain_word`]
+    /// found at the cursor (`lx`, from its start to `lx.end`).
+    fn lex_word_from(&mut self, mut lx: Lexed) -> Option<Lexed> {
+        if lx.end > lx.start {
+            // Plain bytes and brackets: no process substitution or `~`
+            // starts the word.
+            self.pos = lx.end;
+        } else {
+            // A process substitution at the start of a word.
+            if matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(') {
+                let at = self.pos;
+                self.pos += 2;
+                self.substitution(at, Origin::ProcessSubstitution)?;
+                lx.dynamic = true;
+            }
+            if self.peek() == Some(b'~') && self.pos == lx.start {
+                lx.dynamic = true;
+            }
         }
         while let Some(b) = self.peek() {
             match b {
