@@ -477,19 +477,31 @@ impl Table {
     }
 }
 
-/// Whether the rest of a path after a prefix rule's literal (`rest`, and
-/// `frest` folded) is what its tail asks for.
+/// Whether the rest of the path `q` after the segment `me`, which ends a
+/// prefix rule's literal, is what its tail asks for (compared folded when
+/// the rule is case-insensitive).
 #[inline]
-fn tail_fits(tail: &Tail, folded: bool, rest: &[u8], frest: &[u8]) -> bool {
-    let r = if folded { frest } else { rest };
+fn tail_fits(tail: &Tail, folded: bool, q: &Query<'_>, me: &Seg) -> bool {
+    let rest = || q.hay.get(me.oe + 1..).unwrap_or_default();
+    let r = || {
+        if folded {
+            q.f.get(me.se + 1..q.n).unwrap_or_default()
+        } else {
+            rest()
+        }
+    };
     match tail {
         Tail::Free => true,
-        Tail::More => !rest.is_empty(),
+        Tail::More => !rest().is_empty(),
         Tail::Child(t) => {
+            let r = r();
             let seg = r.split(|&b| b == b'/').next().unwrap_or_default();
             !r.is_empty() && seg.ends_with(t)
         }
-        Tail::Deep(t) => !r.is_empty() && r.split(|&b| b == b'/').any(|seg| seg.ends_with(t)),
+        Tail::Deep(t) => {
+            let r = r();
+            !r.is_empty() && r.split(|&b| b == b'/').any(|seg| seg.ends_with(t))
+        }
     }
 }
 
@@ -654,10 +666,10 @@ impl PathTables {
         // Every segment with its hashes: the tails of prefix rules are
         // compared with the later segments' codes.
         let mut prefixes = true;
-        for j in 0..segs.len() {
-            if let (Some(me), Some(later)) = (segs.get(j), segs.get(j + 1..)) {
-                prefixes = self.segment(&q, me, later, prefixes, out);
-            }
+        let segs: &[Seg] = segs;
+        for (j, me) in segs.iter().enumerate() {
+            let later = segs.get(j + 1..).unwrap_or_default();
+            prefixes = self.segment(&q, me, later, prefixes, out);
         }
     }
 
@@ -707,24 +719,18 @@ impl PathTables {
         if !prefixes || self.prefix.is_empty() {
             return false;
         }
-        // The path up to this segment's `/` (the terminator after the
-        // last one).
-        let Some(op) = hay.get(..me.oe) else {
-            return false;
-        };
         let (g, longer) = self.prefix.get(me.chain, f, 0, me.se);
         let Some(g) = g else {
             return longer;
         };
-        let (rest, frest) = (
-            hay.get(me.oe + 1..).unwrap_or_default(),
-            f.get(me.se + 1..q.n).unwrap_or_default(),
-        );
-        let case_ok = |it: &Item| it.e.folded || if lower { it.lower } else { *it.e.text == *op };
+        // The path up to this segment's `/` (the terminator after the
+        // last one).
+        let op = || hay.get(..me.oe).unwrap_or_default();
+        let case_ok = |it: &Item| it.e.folded || if lower { it.lower } else { *it.e.text == *op() };
         // Coded entries are looked up by the codes of the later segments.
         let (plain, coded) = g.entries.split_at(g.plain.min(g.entries.len()));
         for it in plain {
-            if case_ok(it) && tail_fits(&it.e.tail, it.e.folded, rest, frest) {
+            if case_ok(it) && tail_fits(&it.e.tail, it.e.folded, q, me) {
                 out.push(it.e.id);
             }
         }
