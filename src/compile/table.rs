@@ -118,8 +118,10 @@ fn filter_bits(h: u64) -> (usize, u64) {
     ((h >> 44) as usize, bits)
 }
 
-/// The entries of one key.
+/// The entries of one key; aligned to a cache line, so that a lookup
+/// that finds one reads one line of it.
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 struct Group {
     /// The key, folded (see the module documentation).
     key: Box<[u8]>,
@@ -467,10 +469,11 @@ impl Table {
                 .iter()
                 .map(|g| {
                     g.key.len()
-                        + 32
+                        + g.padded.len()
+                        + size_of::<Group>()
                         + g.entries
                             .iter()
-                            .map(|it| it.e.text.len() + 72)
+                            .map(|it| it.e.text.len() + size_of::<Item>())
                             .sum::<usize>()
                 })
                 .sum::<usize>()
