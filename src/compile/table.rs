@@ -103,10 +103,25 @@ pub(crate) struct Table {
     /// compares it with its segments' codes before comparing text;
     /// [`NO_CODE`] otherwise), uncoded entries first, then by code.
     groups: Box<[Group]>,
+    /// Name and extension tables: a filter of the slots' hashes (two bits
+    /// of one word per hash, see [`filter_bits`]), in which a lookup that
+    /// misses usually finds a bit clear and stops without probing;
+    /// empty for prefix tables (whose lookups mostly find their key).
+    filter: Box<[u64]>,
 }
 
-/// The entries of one key.
+/// The word (an index, to be masked) and the two bits of a hash in a
+/// table's filter: bits of the hash that its slot index does not use.
+#[inline]
+fn filter_bits(h: u64) -> (usize, u64) {
+    let bits = 1u64 << ((h >> 32) & 63) | 1u64 << ((h >> 38) & 63);
+    ((h >> 44) as usize, bits)
+}
+
+/// The entries of one key; aligned to a cache line, so that a lookup
+/// that finds one reads one line of it.
 #[derive(Clone, Debug)]
+#[repr(align(64))]
 struct Group {
     /// The key, folded (see the module documentation).
     key: Box<[u8]>,
@@ -153,26 +168,44 @@ fn word_at(f: &[u8], i: usize) -> u64 {
 /// Zero bytes after a query's folded text (see [`word_at`]).
 const PAD: usize = 8;
 
+/// The multiplier of the word steps of [`hash_span`].
+const K: u64 = 0x9E37_79B9_7F4A_7C15;
+/// The state of [`hash_span`] before its first word.
+const SEED: u64 = 0x1319_8A2E_0370_7344;
+
+/// One word step of [`hash_span`].
+#[inline]
+fn mix(h: u64, w: u64) -> u64 {
+    (h.rotate_left(5) ^ w).wrapping_mul(K)
+}
+
+/// The last step of [`hash_span`]: the length of the text and a final
+/// mix of the state. Never 0 (an empty slot).
+#[inline]
+fn finish(h: u64, len: usize) -> u64 {
+    let h = h ^ (len as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
+    let h = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ (h >> 32);
+    h.max(1)
+}
+
 /// The hash of `f[s..e]` (a folded key, segment or extension), read a
 /// word at a time from `f`, which holds at least [`PAD`] bytes after `e`
-/// (the last word is masked to the text). Never 0 (an empty slot).
+/// (the last word is masked to the text): [`mix`] of each whole word
+/// from `s`, then of the masked last one when the text is not a whole
+/// number of words, then [`finish`]. Never 0 (an empty slot).
 #[inline]
 fn hash_span(f: &[u8], s: usize, e: usize) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let n = e.saturating_sub(s);
-    let mut h = (n as u64).wrapping_mul(K) ^ 0x1319_8A2E_0370_7344;
+    let mut h = SEED;
     let mut i = s;
     while i + 8 <= e {
-        h = (h.rotate_left(5) ^ word_at(f, i)).wrapping_mul(K);
+        h = mix(h, word_at(f, i));
         i += 8;
     }
     if i < e {
         let keep = (e - i) * 8;
-        let w = word_at(f, i) & ((1u64 << keep) - 1);
-        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+        h = mix(h, word_at(f, i) & ((1u64 << keep) - 1));
     }
-    let h = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ (h >> 32);
-    h.max(1)
+    finish(h, e.saturating_sub(s))
 }
 
 /// Whether `f[s..e]` is the first `e - s` bytes of `key`, both followed
@@ -199,20 +232,19 @@ fn eq_span(key: &[u8], f: &[u8], s: usize, e: usize) -> bool {
 /// [`hash_span`] of a whole text (at build and load), read from it
 /// without padding: the same words, the last one gathered byte by byte.
 fn hash_key(text: &[u8]) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
-    let mut h = (text.len() as u64).wrapping_mul(K) ^ 0x1319_8A2E_0370_7344;
+    let mut h = SEED;
     let mut words = text.chunks_exact(8);
     for c in &mut words {
-        let w = <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes);
-        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+        h = mix(h, <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes));
     }
     let rest = words.remainder();
     if !rest.is_empty() {
-        let w = rest.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
-        h = (h.rotate_left(5) ^ w).wrapping_mul(K);
+        h = mix(
+            h,
+            rest.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b)),
+        );
     }
-    let h = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ (h >> 32);
-    h.max(1)
+    finish(h, text.len())
 }
 
 /// The hash of a path prefix, chained from the hash of the prefix before
@@ -352,11 +384,33 @@ impl Table {
                 i = (i + 1) & mask;
             }
         }
+        let mut filter = Vec::new();
+        if kind != TableKind::Prefix && !groups.is_empty() {
+            // About 16 bits a key.
+            filter = vec![0u64; groups.len().div_ceil(4).next_power_of_two()];
+            let fmask = filter.len() - 1;
+            for &(h, _) in slots.iter().filter(|s| s.0 != 0) {
+                let (w, bits) = filter_bits(h);
+                if let Some(x) = filter.get_mut(w & fmask) {
+                    *x |= bits;
+                }
+            }
+        }
         Table {
             slots,
             mask,
             groups: groups.into_boxed_slice(),
+            filter: filter.into_boxed_slice(),
         }
+    }
+
+    /// Whether some slot may have the hash `h`: false only when none has
+    /// (a table without a filter answers true).
+    #[inline(always)]
+    fn may_hold(&self, h: u64) -> bool {
+        let (w, bits) = filter_bits(h);
+        let fmask = self.filter.len().wrapping_sub(1);
+        self.filter.get(w & fmask).is_none_or(|x| x & bits == bits)
     }
 
     /// The group of the key `f[s..e]` (folded; `f` padded) of hash `h`,
@@ -409,34 +463,48 @@ impl Table {
     /// Heap bytes (approximate).
     pub(crate) fn memory_usage(&self) -> usize {
         self.slots.len() * 16
+            + self.filter.len() * 8
             + self
                 .groups
                 .iter()
                 .map(|g| {
                     g.key.len()
-                        + 32
+                        + g.padded.len()
+                        + size_of::<Group>()
                         + g.entries
                             .iter()
-                            .map(|it| it.e.text.len() + 72)
+                            .map(|it| it.e.text.len() + size_of::<Item>())
                             .sum::<usize>()
                 })
                 .sum::<usize>()
     }
 }
 
-/// Whether the rest of a path after a prefix rule's literal (`rest`, and
-/// `frest` folded) is what its tail asks for.
+/// Whether the rest of the path `q` after the segment `me`, which ends a
+/// prefix rule's literal, is what its tail asks for (compared folded when
+/// the rule is case-insensitive).
 #[inline]
-fn tail_fits(tail: &Tail, folded: bool, rest: &[u8], frest: &[u8]) -> bool {
-    let r = if folded { frest } else { rest };
+fn tail_fits(tail: &Tail, folded: bool, q: &Query<'_>, me: &Seg) -> bool {
+    let rest = || q.hay.get(me.oe + 1..).unwrap_or_default();
+    let r = || {
+        if folded {
+            q.f.get(me.se + 1..q.n).unwrap_or_default()
+        } else {
+            rest()
+        }
+    };
     match tail {
         Tail::Free => true,
-        Tail::More => !rest.is_empty(),
+        Tail::More => !rest().is_empty(),
         Tail::Child(t) => {
+            let r = r();
             let seg = r.split(|&b| b == b'/').next().unwrap_or_default();
             !r.is_empty() && seg.ends_with(t)
         }
-        Tail::Deep(t) => !r.is_empty() && r.split(|&b| b == b'/').any(|seg| seg.ends_with(t)),
+        Tail::Deep(t) => {
+            let r = r();
+            !r.is_empty() && r.split(|&b| b == b'/').any(|seg| seg.ends_with(t))
+        }
     }
 }
 
@@ -589,27 +657,22 @@ impl PathTables {
     #[inline]
     pub(crate) fn find_into(&self, hay: &[u8], scratch: &mut PathScratch, out: &mut Vec<u32>) {
         let PathScratch { f, segs } = scratch;
-        f.clear();
-        segs.clear();
-        let changed = fold_padded(hay, f);
-        let n = f.len().saturating_sub(PAD);
+        let (changed, same) = fold_and_split(hay, f, segs);
         let q = Query {
             hay,
             f,
-            n,
-            // Folding changes lengths only for the two non-ASCII folds: an
-            // ASCII path has its segments at the same offsets folded.
-            same: hay.len() == n,
+            n: f.len().saturating_sub(PAD),
+            same,
             lower: !changed,
         };
-        q.segments(segs);
+        q.complete(segs);
         // Every segment with its hashes: the tails of prefix rules are
         // compared with the later segments' codes.
         let mut prefixes = true;
-        for j in 0..segs.len() {
-            if let (Some(me), Some(later)) = (segs.get(j), segs.get(j + 1..)) {
-                prefixes = self.segment(&q, me, later, prefixes, out);
-            }
+        let segs: &[Seg] = segs;
+        for (j, me) in segs.iter().enumerate() {
+            let later = segs.get(j + 1..).unwrap_or_default();
+            prefixes = self.segment(&q, me, later, prefixes, out);
         }
     }
 
@@ -628,26 +691,25 @@ impl PathTables {
         out: &mut Vec<u32>,
     ) -> bool {
         let (hay, f) = (q.hay, q.f);
-        let (Some(oseg), Some(sseg)) = (hay.get(me.o..me.oe), f.get(me.s..me.se)) else {
-            return false;
-        };
+        let oseg = || hay.get(me.o..me.oe).unwrap_or_default();
         // Whether a case-sensitive entry's text, equal to a stretch of the
         // path when both are folded, is equal to it as it is: without
         // folding having changed the path, exactly when folding does not
         // change the entry's text.
         let lower = q.lower;
-        if !self.name.is_empty() {
+        if !self.name.is_empty() && self.name.may_hold(me.hash) {
             if let (Some(g), _) = self.name.get(me.hash, f, me.s, me.se) {
                 for it in g.entries.iter() {
                     let e = &it.e;
-                    if e.folded || if lower { it.lower } else { *e.text == *oseg } {
+                    if e.folded || if lower { it.lower } else { *e.text == *oseg() } {
                         out.push(e.id);
                     }
                 }
             }
         }
-        if !self.ext.is_empty() && me.code != NO_EXT {
+        if !self.ext.is_empty() && me.code != NO_EXT && self.ext.may_hold(me.code) {
             if let (Some(g), _) = self.ext.get(me.code, f, me.dot, me.se) {
+                let (oseg, sseg) = (oseg(), f.get(me.s..me.se).unwrap_or_default());
                 for it in g.entries.iter() {
                     let e = &it.e;
                     let against = if e.folded || lower { sseg } else { oseg };
@@ -660,28 +722,24 @@ impl PathTables {
         if !prefixes || self.prefix.is_empty() {
             return false;
         }
-        // The path up to this segment's `/` (the terminator after the
-        // last one).
-        let Some(op) = hay.get(..me.oe) else {
-            return false;
-        };
         let (g, longer) = self.prefix.get(me.chain, f, 0, me.se);
         let Some(g) = g else {
             return longer;
         };
-        let (rest, frest) = (
-            hay.get(me.oe + 1..).unwrap_or_default(),
-            f.get(me.se + 1..q.n).unwrap_or_default(),
-        );
-        let case_ok = |it: &Item| it.e.folded || if lower { it.lower } else { *it.e.text == *op };
+        // The path up to this segment's `/` (the terminator after the
+        // last one).
+        let op = || hay.get(..me.oe).unwrap_or_default();
+        let case_ok = |it: &Item| it.e.folded || if lower { it.lower } else { *it.e.text == *op() };
         // Coded entries are looked up by the codes of the later segments.
         let (plain, coded) = g.entries.split_at(g.plain.min(g.entries.len()));
         for it in plain {
-            if case_ok(it) && tail_fits(&it.e.tail, it.e.folded, rest, frest) {
+            if case_ok(it) && tail_fits(&it.e.tail, it.e.folded, q, me) {
                 out.push(it.e.id);
             }
         }
-        if coded.is_empty() {
+        // Coded entries are searched only when some later segment has
+        // the code bit of one.
+        if coded.is_empty() || g.codes & me.later == 0 {
             return longer;
         }
         for (k, sg) in later.iter().enumerate() {
@@ -732,54 +790,80 @@ fn upper_mask(w: u64) -> u64 {
     from_a & !past_z & (ONES * 0x80)
 }
 
-/// Folds `hay` into `f` as the keys are (see the module documentation),
-/// followed by [`PAD`] zero bytes; returns whether folding changed it
-/// (or it is not ASCII).
+/// The high bit of each byte of a word.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The word of `hay` from `i` (at most its length) as the query reads it:
+/// its bytes up to the path's end, then the `/` after the path (where
+/// the matching form has it), then zero bytes.
 #[inline]
-fn fold_padded(hay: &[u8], f: &mut Vec<u8>) -> bool {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
+fn path_word(hay: &[u8], i: usize) -> u64 {
     let n = hay.len();
+    if i + 8 <= n {
+        return word_at(hay, i);
+    }
+    let r = n.saturating_sub(i);
+    let w = if n >= 8 {
+        // The path's last eight bytes, of which the last `r` are kept.
+        word_at(hay, n - 8)
+            .checked_shr(64 - 8 * r as u32)
+            .unwrap_or(0)
+    } else {
+        hay.get(i..)
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .fold(0u64, |w, &b| w << 8 | u64::from(b))
+    };
+    w | u64::from(b'/') << (8 * r)
+}
+
+/// Folds `hay` and splits it into segments (see [`split`]): the folded
+/// path, then [`PAD`] bytes (a `/`, where the matching form has it, then
+/// zero bytes), in `f`, the segments in `segs` (both emptied first).
+/// Returns whether folding changed the path (or it is not ASCII) and
+/// whether its segments are at the same offsets in the path as it is.
+///
+/// An ASCII path is folded a word at a time as it is split (each word
+/// the split reads, folded, is written to `f` where it was read: every
+/// byte of the path is in one); any other is folded byte by byte first.
+fn fold_and_split(hay: &[u8], f: &mut Vec<u8>, segs: &mut Vec<Seg>) -> (bool, bool) {
+    let n = hay.len();
+    f.clear();
+    segs.clear();
     f.resize(n + PAD, 0);
     let mut changed = 0u64;
     let mut high = 0u64;
-    // Eight bytes at a time; a last partial word is the path's last eight
-    // bytes, overlapping the one before (or, for a path shorter than a
-    // word, its bytes alone).
-    let mut put = |i: usize, w: u64, f: &mut Vec<u8>| {
+    split(n, segs, |i| {
+        let w = path_word(hay, i);
         high |= w & HIGH;
         let m = upper_mask(w & !HIGH);
         changed |= m;
+        let w = w | m >> 2;
         if let Some(d) = f.get_mut(i..i + 8) {
-            d.copy_from_slice(&(w | m >> 2).to_le_bytes());
+            d.copy_from_slice(&w.to_le_bytes());
         }
-    };
-    let mut i = 0;
-    while i + 8 <= n {
-        put(i, word_at(hay, i), f);
-        i += 8;
+        w
+    });
+    if high == 0 {
+        return (changed != 0, true);
     }
-    if i < n {
-        if n >= 8 {
-            put(n - 8, word_at(hay, n - 8), f);
-        } else {
-            let w = hay.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
-            put(0, w, f);
-        }
-    }
-    if high != 0 {
-        // Not ASCII: byte by byte.
-        f.clear();
-        fold_into(hay, f);
-        f.extend_from_slice(&[0; PAD]);
-        return true;
-    }
-    changed != 0
+    // Not ASCII: byte by byte.
+    f.clear();
+    segs.clear();
+    fold_into(hay, f);
+    let n = f.len();
+    f.push(b'/');
+    f.extend_from_slice(&[0; PAD - 1]);
+    split(n, segs, |i| word_at(f, i));
+    (true, n == hay.len())
 }
 
 /// One segment of a query: its bounds in the path as it is (`o..oe`) and
 /// folded (`s..se`), where its last `.` is in the folded path (`se`
 /// without one), and its hashes: of its folded text, of the folded path
-/// up to it (chained), and its extension code.
+/// up to it (chained), and its extension code; and the code bits (as
+/// [`Group::codes`] has them) of the segments after it that have a `.`.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Seg {
     o: usize,
@@ -790,91 +874,122 @@ pub(crate) struct Seg {
     hash: u64,
     chain: u64,
     code: u64,
+    later: u64,
 }
 
 /// The bytes of `w` equal to `b`: the high bit of each set, the others
-/// clear (exact: no carry crosses a byte).
+/// clear, except that a byte `b ^ 1` right above one of them (or above
+/// another such byte) may be set too: exact up to the first byte equal
+/// to `b`, and when `b ^ 1` is the byte that ends the search.
 #[inline]
 fn byte_mask(w: u64, b: u8) -> u64 {
-    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-    let x = w ^ (0x0101_0101_0101_0101 * u64::from(b));
-    !(((x & LOW7) + LOW7) | x | LOW7)
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let x = w ^ (ONES * u64::from(b));
+    x.wrapping_sub(ONES) & !x & (ONES * 0x80)
 }
 
 /// A query's path as it is and folded.
 struct Query<'a> {
     hay: &'a [u8],
-    /// Folded, then [`PAD`] zero bytes.
+    /// Folded, then [`PAD`] bytes (see [`fold_and_split`]).
     f: &'a [u8],
     /// The folded path's length.
     n: usize,
-    /// Both have their segments at the same offsets.
+    /// Both have their segments at the same offsets (folding changes
+    /// lengths only for the two non-ASCII folds).
     same: bool,
     /// Folding did not change the path.
     lower: bool,
 }
 
-impl Query<'_> {
-    /// Pushes the path's segments onto `segs`: the `/` and `.` of the
-    /// folded path found eight bytes at a time (the padding holds
-    /// neither).
-    fn segments(&self, segs: &mut Vec<Seg>) {
-        let f = self.f;
-        let mut start = 0usize;
-        let mut ostart = 0usize;
+/// Pushes the segments of a folded path of `n` bytes onto `segs`, with
+/// their bounds, last `.`, hash and chained hash, each scanned and hashed
+/// in one pass over its words (`word(i)`: the eight bytes from `i`,
+/// folded, for `i` up to `n`; `/` at `n`; no `.` after), eight bytes from
+/// its start, the `/` and `.` among them found a word at a time. The
+/// other fields are for [`Query::complete`].
+#[inline]
+fn split(n: usize, segs: &mut Vec<Seg>, mut word: impl FnMut(usize) -> u64) {
+    let mut start = 0usize;
+    let mut before = CHAIN_START;
+    loop {
+        let mut i = start;
+        let mut h = SEED;
         let mut dot = None;
-        let mut before = CHAIN_START;
-        let mut i0 = 0usize;
-        while i0 < self.n {
-            let w = word_at(f, i0);
-            let slashes = byte_mask(w, b'/');
-            let mut m = slashes | byte_mask(w, b'.');
-            while m != 0 {
-                let bit = m.trailing_zeros();
-                m &= m - 1;
-                let i = i0 + (bit / 8) as usize;
-                if slashes & (1 << bit) == 0 {
-                    dot = Some(i);
-                    continue;
+        let end = loop {
+            let w = word(i);
+            // The `/` bits are exact up to the first `/`; the `.` bits up
+            // to the first `.` and where a `/` is taken for one.
+            let stop = byte_mask(w, b'/');
+            let dots = byte_mask(w, b'.');
+            if stop == 0 {
+                if dots != 0 {
+                    dot = Some(i + (63 - dots.leading_zeros() as usize) / 8);
                 }
-                let at = self.segment(ostart, start, i, dot, before);
-                segs.push(at);
-                before = at.chain;
-                start = i + 1;
-                ostart = at.oe + 1;
-                dot = None;
+                h = mix(h, w);
+                i += 8;
+                if i > n {
+                    // Never (the `/` at `n` stops the scan).
+                    break n;
+                }
+                continue;
             }
-            i0 += 8;
-        }
-        segs.push(self.segment(ostart, start, self.n, dot, before));
-    }
-
-    /// The segment `start..end` of the folded path (from `o` in the path
-    /// as it is), its last `.` at `dot`, after the prefix of chained hash
-    /// `before`.
-    #[inline]
-    fn segment(&self, o: usize, start: usize, end: usize, dot: Option<usize>, before: u64) -> Seg {
-        let hash = hash_span(self.f, start, end);
-        let oe = if self.same {
-            end
-        } else {
-            self.hay
-                .get(o..)
-                .and_then(|r| r.iter().position(|&b| b == b'/'))
-                .map_or(self.hay.len(), |i| o + i)
+            // The bytes before the first `/`.
+            let keep = ((stop & stop.wrapping_neg()) >> 7).wrapping_sub(1);
+            let d = dots & keep;
+            if d != 0 {
+                dot = Some(i + (63 - d.leading_zeros() as usize) / 8);
+            }
+            if keep != 0 {
+                h = mix(h, w & keep);
+            }
+            break (i + (stop.trailing_zeros() / 8) as usize).min(n);
         };
-        Seg {
-            o: if self.same { start } else { o },
-            oe,
+        let hash = finish(h, end.saturating_sub(start));
+        let chain = chain(before, hash);
+        segs.push(Seg {
+            o: start,
+            oe: end,
             s: start,
             se: end,
             dot: dot.unwrap_or(end),
             hash,
-            chain: chain(before, hash),
-            code: match dot {
-                Some(d) => hash_span(self.f, d, end).max(2),
-                None => NO_EXT,
-            },
+            chain,
+            code: NO_EXT,
+            later: 0,
+        });
+        if end >= n {
+            break;
+        }
+        before = chain;
+        start = end + 1;
+    }
+}
+
+impl Query<'_> {
+    /// Completes the segments [`split`] found: their extension codes, the
+    /// code bits of the later ones, and (when the path as it is has its
+    /// segments elsewhere) their bounds in the path as it is.
+    fn complete(&self, segs: &mut [Seg]) {
+        let mut later = 0u64;
+        for sg in segs.iter_mut().rev() {
+            sg.later = later;
+            if sg.dot < sg.se {
+                sg.code = hash_span(self.f, sg.dot, sg.se).max(2);
+                later |= 1 << (sg.code & 63);
+            }
+        }
+        if !self.same {
+            let mut o = 0;
+            for sg in segs.iter_mut() {
+                let oe = self
+                    .hay
+                    .get(o..)
+                    .and_then(|r| r.iter().position(|&b| b == b'/'))
+                    .map_or(self.hay.len(), |i| o + i);
+                (sg.o, sg.oe) = (o, oe);
+                o = oe + 1;
+            }
         }
     }
 }
@@ -942,5 +1057,131 @@ mod tests {
         );
         assert_eq!(c("a/(?-u:[^/])*x/z/", Walk::Fwd, Shape::Pure), None);
         assert_eq!(c("/", Walk::Fwd, Shape::Pure), None);
+    }
+
+    /// Every key of many, in every table, is found (a filter that dropped
+    /// a key, or a scan that hashed a segment or an extension otherwise
+    /// than its key, would lose its rule).
+    #[test]
+    fn lookups_find_every_key() {
+        let entry = |id: u32, text: String, folded: bool| Entry {
+            id,
+            text: text.into_bytes().into_boxed_slice(),
+            folded,
+            tail: Tail::Free,
+        };
+        let mut entries = Vec::new();
+        for i in 0..3000u32 {
+            let name = format!("n{i}.k{}", i % 7);
+            entries.push((TableKind::Name, entry(i, name, i % 3 == 0)));
+            let ext = format!(".e{i}x");
+            entries.push((TableKind::Ext, entry(10_000 + i, ext, i % 2 == 0)));
+            let dir = format!("d{}/segment{i}", i % 13);
+            entries.push((TableKind::Prefix, entry(20_000 + i, dir, false)));
+        }
+        let t = PathTables::build(entries);
+        let mut scratch = PathScratch::default();
+        let mut out = Vec::new();
+        for i in 0..3000u32 {
+            let path = format!("d{}/segment{i}/x/n{i}.k{}/f.E{i}X", i % 13, i % 7);
+            out.clear();
+            t.find_into(path.as_bytes(), &mut scratch, &mut out);
+            out.sort_unstable();
+            // The extension matches folded only (`E`, `X`).
+            let ext = (i % 2 == 0).then_some(10_000 + i);
+            let want: Vec<u32> = [Some(i), ext, Some(20_000 + i)]
+                .into_iter()
+                .flatten()
+                .collect();
+            assert_eq!(out, want, "{path}");
+        }
+        // And nothing for segments no key has.
+        out.clear();
+        t.find_into(b"d1/segment0/n1.k0/f.e1", &mut scratch, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+    }
+
+    /// The segments of a path, as [`Query::segments`] finds them a word at
+    /// a time, are those of splitting it at each `/`: bounds, last `.`,
+    /// hashes, codes and the code bits of the later ones.
+    fn check_segments(hay: &[u8]) {
+        let (mut f, mut segs) = (Vec::new(), Vec::new());
+        let (changed, same) = fold_and_split(hay, &mut f, &mut segs);
+        let n = f.len() - PAD;
+        let folded = folded(hay);
+        assert_eq!(f.get(..n), Some(&folded[..]));
+        assert_eq!(f.get(n..), Some(&b"/\0\0\0\0\0\0\0"[..]));
+        assert_eq!(changed, folded != hay || !hay.is_ascii());
+        assert_eq!(same, n == hay.len());
+        let q = Query {
+            hay,
+            f: &f,
+            n,
+            same,
+            lower: !changed,
+        };
+        q.complete(&mut segs);
+        let parts: Vec<&[u8]> = folded.split(|&b| b == b'/').collect();
+        let oparts: Vec<&[u8]> = hay.split(|&b| b == b'/').collect();
+        assert_eq!(segs.len(), parts.len());
+        let (mut at, mut oat, mut h) = (0, 0, CHAIN_START);
+        let codes: Vec<u64> = parts.iter().map(|p| ext_code(p)).collect();
+        for (k, ((sg, part), opart)) in segs.iter().zip(&parts).zip(&oparts).enumerate() {
+            assert_eq!((sg.s, sg.se), (at, at + part.len()));
+            assert_eq!((sg.o, sg.oe), (oat, oat + opart.len()));
+            let dot = part
+                .iter()
+                .rposition(|&b| b == b'.')
+                .map_or(sg.se, |d| at + d);
+            assert_eq!(sg.dot, dot);
+            assert_eq!(sg.hash, hash_key(part));
+            h = chain(h, hash_key(part));
+            assert_eq!(sg.chain, h);
+            assert_eq!(sg.code, codes[k]);
+            let later = codes[k + 1..]
+                .iter()
+                .filter(|&&c| c != NO_EXT)
+                .fold(0u64, |m, c| m | 1 << (c & 63));
+            assert_eq!(sg.later, later);
+            at += part.len() + 1;
+            oat += opart.len() + 1;
+        }
+    }
+
+    #[test]
+    fn segments_fixed() {
+        for hay in [
+            "",
+            "/",
+            "a",
+            "a/",
+            "/a",
+            "a//b",
+            "src/main.rs",
+            "a.b.c/d.e/f",
+            "12345678/12345678.12345678/x",
+            "abcdefgh.ijklmnop",
+            "abcdefghijklmno/p",
+            "a/./b/.",
+            ".../...",
+            "Src/Main.RS",
+            "\u{212A}elvin/\u{17F}ub.Tx",
+            "a\0b/c\0.d",
+        ] {
+            check_segments(hay.as_bytes());
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        #[test]
+        fn segments_as_split(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["a", "B", "/", ".", "\0", "\u{212A}", "\u{17F}", "é", "xyzxyzx"]),
+                0..30,
+            ),
+        ) {
+            check_segments(parts.concat().as_bytes());
+        }
     }
 }
