@@ -270,6 +270,7 @@ impl State {
     fn push_word(&mut self, p: &mut Pending, w: Word) {
         self.move_to_stack(p);
         if p.stacked {
+            room(&mut self.words, self.bound);
             self.words.push(w);
         } else {
             room(&mut self.reading.words, self.bound);
@@ -485,6 +486,39 @@ fn room<T>(v: &mut Vec<T>, bound: usize) {
     }
 }
 
+/// Scripts longer than this reserve room for the commands and words
+/// [`estimate`] finds (shorter ones for a share of their length).
+const LONG: usize = 4096;
+
+/// How many commands, and how many words, a script's own text makes at
+/// most but for nested scripts and brace expansion (which [`room`] makes
+/// room for): a word after the first follows a blank or one of
+/// ``; & | ( ) ` < >``; a command after the first follows one of
+/// ``; & | ( ` `` or a newline. (Counted in blocks of bytes with
+/// comparisons only, which compilers turn into vector code.)
+fn estimate(text: &[u8]) -> usize {
+    let mut n = 1;
+    for block in text.chunks(255) {
+        let mut k: u8 = 0;
+        for &b in block {
+            let sep = (b == b' ')
+                | (b == b'\t')
+                | (b == b'\n')
+                | (b == b';')
+                | (b == b'&')
+                | (b == b'|')
+                | (b == b'(')
+                | (b == b')')
+                | (b == b'`')
+                | (b == b'<')
+                | (b == b'>');
+            k = k.wrapping_add(u8::from(sep));
+        }
+        n += usize::from(k);
+    }
+    n
+}
+
 pub(super) fn read(command: &str) -> Reading {
     let mut text = command;
     let mut too_long = false;
@@ -497,16 +531,23 @@ pub(super) fn read(command: &str) -> Reading {
         too_long = true;
     }
     let shared: Arc<str> = Arc::from(text);
+    let bound = text.len() / 2 + 4;
+    let (commands, words) = if text.len() > LONG {
+        let n = estimate(text.as_bytes()).min(bound);
+        (n, n)
+    } else {
+        (text.len() / 8, text.len() / 4)
+    };
     let mut st = State {
         reading: Reading {
-            commands: Vec::with_capacity((text.len() / 8).clamp(2, 8192)),
+            commands: Vec::with_capacity(commands.max(2)),
             scripts: vec![Script {
                 text: Arc::clone(&shared),
                 kind: ScriptKind::Input,
                 parent: None,
                 span: 0..0,
             }],
-            words: Vec::with_capacity((text.len() / 4).clamp(4, 16384)),
+            words: Vec::with_capacity(words.max(4)),
             assignments: Vec::new(),
             redirections: Vec::new(),
             incomplete: Vec::new(),
@@ -518,7 +559,7 @@ pub(super) fn read(command: &str) -> Reading {
         words: Vec::new(),
         decoded: Vec::new(),
         dq_scratch: Vec::new(),
-        bound: text.len() / 2 + 4,
+        bound,
         made: 0,
         abort: false,
     };
@@ -1276,15 +1317,58 @@ impl<'s> Parser<'s, '_> {
             };
             let at = self.pos;
             self.pos += 2;
-            if !self.need_command(at..at + 2) {
-                break;
-            }
             if c == Connector::Or {
                 self.cond = true;
+            }
+            if self.lean_command(c) {
+                continue;
+            }
+            self.pos = at + 2;
+            if !self.need_command(at..at + 2) {
+                break;
             }
             self.pipeline(c);
         }
         self.cond = saved;
+    }
+
+    /// A pipeline that is one plain command (see [`Parser::plain_command`])
+    /// and no reserved word (nor `time`), after blanks, read without
+    /// [`Parser::need_command`], [`Parser::pipeline`] and
+    /// [`Parser::command`]: what they give for it. False for anything
+    /// else (a `|` after the word included: a pipeline forks), the cursor
+    /// after any blanks.
+    #[inline(always)]
+    fn lean_command(&mut self, conn: Connector) -> bool {
+        self.skip_blanks();
+        if self.st.abort {
+            return false;
+        }
+        let lx = match self.plain_word() {
+            Ok(lx)
+                if !(lx.glob
+                    || lx.eq
+                    || self.keyword().is_some()
+                    || self.src.get(lx.start..lx.end) == Some(b"time")) =>
+            {
+                lx
+            }
+            _ => return false,
+        };
+        self.pos = lx.end;
+        self.skip_blanks();
+        let ends = match self.peek() {
+            None | Some(b';' | b')' | b'\n') => true,
+            Some(b'&') => self.peek_at(1) != Some(b'>'),
+            Some(b'|') => self.peek_at(1) == Some(b'|'),
+            _ => false,
+        };
+        if !ends {
+            self.pos = lx.start;
+            return false;
+        }
+        self.push_plain(conn, lx.start..lx.end);
+        true
     }
 
     fn pipeline(&mut self, conn: Connector) {
@@ -2440,6 +2524,13 @@ impl<'s> Parser<'s, '_> {
             self.pos = start;
             return None;
         }
+        Some(self.push_plain(conn, start..end))
+    }
+
+    /// Pushes the command of one plain word, `start..end`, a literal word
+    /// that is its source; its index.
+    #[inline(always)]
+    fn push_plain(&mut self, conn: Connector, Range { start, end }: Range<usize>) -> usize {
         let word = Word::source(self.text, start..end, WordKind::Literal);
         let from = self.st.reading.words.len();
         room(&mut self.st.reading.words, self.st.bound);
@@ -2458,7 +2549,7 @@ impl<'s> Parser<'s, '_> {
             conditional: self.cond,
             env: self.env,
         });
-        Some(idx)
+        idx
     }
 
     /// Appends `words` to the reading's word vector, expanding those that
