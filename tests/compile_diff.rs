@@ -848,6 +848,34 @@ fn path_tables_agree_with_reference() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Compares every configuration's command matches of `texts` with the
+/// reference's, rule by rule; each difference is pushed to `failures`.
+fn check_commands<'t>(
+    rules: &[Rule],
+    texts: impl Iterator<Item = &'t str> + Clone,
+    failures: &mut Vec<String>,
+) {
+    let mut m = Matches::new();
+    for (name, policy) in policies(rules) {
+        for text in texts.clone() {
+            let want: Vec<usize> = rules
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| match &r.pattern {
+                    Pattern::Command(p) => reference::command_matches(p, text),
+                    _ => false,
+                })
+                .map(|(i, _)| i)
+                .collect();
+            policy.find(Kind::Command, Some("Bash"), text, &mut m);
+            let got = positions(&policy, &m);
+            if got != want {
+                failures.push(format!("{name} on {text:?}: {got:?}, want {want:?}"));
+            }
+        }
+    }
+}
+
 /// Word-prefix rules (`L:*`, `L *`, a literal then a space and a star) are
 /// matched by the lookup of a query's leading words, without an automaton:
 /// against the reference on texts that stop at the prefix, continue it
@@ -939,24 +967,7 @@ fn word_prefix_rules_agree_with_reference() {
     let rules = make(&specs);
     let mut failures = Vec::new();
     let mut m = Matches::new();
-    for (name, policy) in policies(&rules) {
-        for text in texts {
-            let want: Vec<usize> = rules
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| match &r.pattern {
-                    Pattern::Command(p) => reference::command_matches(p, text),
-                    _ => false,
-                })
-                .map(|(i, _)| i)
-                .collect();
-            policy.find(Kind::Command, Some("Bash"), text, &mut m);
-            let got = positions(&policy, &m);
-            if got != want {
-                failures.push(format!("{name} on {text:?}: {got:?}, want {want:?}"));
-            }
-        }
-    }
+    check_commands(&rules, texts.iter().copied(), &mut failures);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The shallow rules alone need no automaton (so the lookups above were
     // what matched them).
@@ -1041,7 +1052,6 @@ fn contains_rules_agree_with_reference() {
         "xy",
     ];
     let mut failures = Vec::new();
-    let mut m = Matches::new();
     for specs in sets {
         let rules: Vec<Rule> = specs
             .iter()
@@ -1058,24 +1068,7 @@ fn contains_rules_agree_with_reference() {
                 )
             })
             .collect();
-        for (name, policy) in policies(&rules) {
-            for text in texts {
-                let want: Vec<usize> = rules
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, r)| match &r.pattern {
-                        Pattern::Command(p) => reference::command_matches(p, text),
-                        _ => false,
-                    })
-                    .map(|(i, _)| i)
-                    .collect();
-                policy.find(Kind::Command, Some("Bash"), text, &mut m);
-                let got = positions(&policy, &m);
-                if got != want {
-                    failures.push(format!("{name} on {text:?}: {got:?}, want {want:?}"));
-                }
-            }
-        }
+        check_commands(&rules, texts.iter().copied(), &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -1151,27 +1144,9 @@ fn star_literal_rules_agree_with_reference() {
         )])
         .collect();
     let mut failures = Vec::new();
-    let mut m = Matches::new();
     let mut texts: Vec<String> = texts.iter().map(|t| t.to_string()).collect();
     texts.push("x y x z".into());
-    for (name, policy) in policies(&rules) {
-        for text in &texts {
-            let want: Vec<usize> = rules
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| match &r.pattern {
-                    Pattern::Command(p) => reference::command_matches(p, text),
-                    _ => false,
-                })
-                .map(|(i, _)| i)
-                .collect();
-            policy.find(Kind::Command, Some("Bash"), text, &mut m);
-            let got = positions(&policy, &m);
-            if got != want {
-                failures.push(format!("{name} on {text:?}: {got:?}, want {want:?}"));
-            }
-        }
-    }
+    check_commands(&rules, texts.iter().map(String::as_str), &mut failures);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // Without the suffix rule, the default matcher holds one automaton (the
     // reverse one) for all of them.
