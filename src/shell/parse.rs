@@ -125,9 +125,7 @@ struct PendingHereDoc {
     /// Index of the redirection: in its simple command's while that is
     /// read, then in `Reading::redirections` once the owner is known.
     redir: usize,
-    /// The delimiter: a span of its script when it is the source text of
-    /// its word, else its own bytes.
-    delim: Result<Range<usize>, Vec<u8>>,
+    delim: Vec<u8>,
     strip_tabs: bool,
     quoted: bool,
     script: usize,
@@ -2018,23 +2016,22 @@ impl<'s> Parser<'s, '_> {
             );
             self.pos += 1;
         }
-        // The longest operator at the cursor.
-        let (len, op) = match (self.peek(), self.peek_at(1), self.peek_at(2)) {
-            (Some(b'<'), Some(b'<'), Some(b'<')) => (3, RedirectionOp::HereString),
-            (Some(b'<'), Some(b'<'), Some(b'-')) => (3, RedirectionOp::HereDocStrip),
-            (Some(b'<'), Some(b'<'), _) => (2, RedirectionOp::HereDoc),
-            (Some(b'<'), Some(b'&'), _) => (2, RedirectionOp::DupIn),
-            (Some(b'<'), Some(b'>'), _) => (2, RedirectionOp::ReadWrite),
-            (Some(b'<'), _, _) => (1, RedirectionOp::Read),
-            (Some(b'>'), Some(b'>'), _) => (2, RedirectionOp::Append),
-            (Some(b'>'), Some(b'|'), _) => (2, RedirectionOp::Clobber),
-            (Some(b'>'), Some(b'&'), _) => (2, RedirectionOp::DupOut),
-            (Some(b'>'), _, _) => (1, RedirectionOp::Write),
-            (Some(b'&'), Some(b'>'), Some(b'>')) => (3, RedirectionOp::AppendAll),
-            (Some(b'&'), Some(b'>'), _) => (2, RedirectionOp::WriteAll),
-            _ => return None,
-        };
-        self.pos += len;
+        let ops: &[(&[u8], RedirectionOp)] = &[
+            (b"<<<", RedirectionOp::HereString),
+            (b"<<-", RedirectionOp::HereDocStrip),
+            (b"<<", RedirectionOp::HereDoc),
+            (b"<&", RedirectionOp::DupIn),
+            (b"<>", RedirectionOp::ReadWrite),
+            (b"<", RedirectionOp::Read),
+            (b">>", RedirectionOp::Append),
+            (b">|", RedirectionOp::Clobber),
+            (b">&", RedirectionOp::DupOut),
+            (b">", RedirectionOp::Write),
+            (b"&>>", RedirectionOp::AppendAll),
+            (b"&>", RedirectionOp::WriteAll),
+        ];
+        let (text, op) = *ops.iter().find(|(t, _)| self.starts(t))?;
+        self.pos += text.len();
         self.skip_blanks();
         let procsub = matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(');
         if !procsub && self.peek().is_none_or(is_meta) {
@@ -2042,31 +2039,14 @@ impl<'s> Parser<'s, '_> {
             self.stop(Reason::MissingTarget, start..here);
             return None;
         }
-        // A plain target is its source (what `make_word` gives for it).
-        let (lx, target) = match self.plain_word() {
-            Ok(lx) => {
-                self.pos = lx.end;
-                let kind = if lx.glob {
-                    WordKind::Glob
-                } else {
-                    WordKind::Literal
-                };
-                let target = Word::source(self.text, lx.start..lx.end, kind);
-                (lx, target)
-            }
-            Err(partial) => {
-                let lx = self.lex_word_from(partial)?;
-                let target = self.make_word(&lx);
-                (lx, target)
-            }
-        };
+        let lx = self.lex_word()?;
+        let target = self.make_word(&lx);
         if matches!(op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip) {
             let quoted = lx.changed;
-            let source = self.src.get(lx.start..lx.end).unwrap_or(&[]);
-            let delim = if target.kind == WordKind::Dynamic || target.text().as_bytes() == source {
-                Ok(lx.start..lx.end)
+            let delim = if target.kind == WordKind::Dynamic {
+                self.src.get(lx.start..lx.end).unwrap_or(&[]).to_vec()
             } else {
-                Err(target.text().as_bytes().to_vec())
+                target.text().as_bytes().to_vec()
             };
             let (script, depth, env) = (self.script, self.depth, self.env);
             self.st.heredocs.push(PendingHereDoc {
@@ -2153,11 +2133,7 @@ impl<'s> Parser<'s, '_> {
                 line = &line[t..];
             }
             self.pos = (line_end + 1).min(self.end);
-            let delim = match &h.delim {
-                Ok(span) => self.src.get(span.clone()).unwrap_or(&[]),
-                Err(bytes) => bytes.as_slice(),
-            };
-            if line == delim {
+            if line == h.delim.as_slice() {
                 body_end = Some(line_start);
                 break;
             }
