@@ -202,13 +202,22 @@ impl State {
 
 /// The words of a simple command being read: `n` words from `start`, in the
 /// reading's word vector while nothing else was put after them (the usual
-/// case: no copy), else on the stack. A command's words move to the stack
-/// at most once, so the work stays linear in the words.
+/// case: no copy), else on the stack. When a nested command (a
+/// substitution in a word) has put its words after them, a command of at
+/// most [`RECOPY`] words copies them to the end again and goes on there
+/// (`echo $(date) y y …` adds every later word in place); a longer one
+/// moves to the stack, at most once. Each word a command adds costs at most
+/// [`RECOPY`] copies, so the work stays linear in the words; the words left
+/// behind belong to no command.
 struct Pending {
     stacked: bool,
     start: usize,
     n: usize,
 }
+
+/// The most pending words copied to the end of the reading's word vector
+/// again after a nested command's (see [`Pending`]).
+const RECOPY: usize = 4;
 
 impl State {
     fn pending_vec(&self, p: &Pending) -> &Vec<Word> {
@@ -244,9 +253,23 @@ impl State {
         !p.stacked && p.start + p.n == self.reading.words.len()
     }
 
-    /// Moves pending words that are no longer last onto the stack.
+    /// Moves pending words that are no longer last to the end of the
+    /// reading's vector again (a few), or onto the stack.
+    #[inline(always)]
     fn move_to_stack(&mut self, p: &mut Pending) {
-        if p.stacked || self.at_end(p) {
+        if !p.stacked && !self.at_end(p) {
+            self.move_pending(p);
+        }
+    }
+
+    #[inline(never)]
+    fn move_pending(&mut self, p: &mut Pending) {
+        if p.n <= RECOPY {
+            let start = self.reading.words.len();
+            let end = (p.start + p.n).min(start);
+            room(&mut self.reading.words, self.bound);
+            self.reading.words.extend_from_within(p.start.min(end)..end);
+            p.start = start;
             return;
         }
         let start = self.words.len();
