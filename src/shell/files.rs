@@ -123,7 +123,7 @@ impl Found {
     fn file_text(&mut self, text: &str, kind: WordKind, access: Access, via: Via) {
         let w = Word {
             span: 0..0,
-            text: super::Text::Owned(text.to_string()),
+            text: super::Text::Owned(text.into()),
             kind,
         };
         self.file(&w, access, false, via);
@@ -262,7 +262,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             match inline {
                 Some(v) => Some(Word {
                     span: 0..0,
-                    text: super::Text::Owned(v.to_string()),
+                    text: super::Text::Owned(v.into()),
                     kind: if w.kind == WordKind::Literal {
                         WordKind::Literal
                     } else {
@@ -350,7 +350,7 @@ fn generic(base: &str, p: &FileProgram, args: &[Word], found: &mut Found) {
             } else {
                 Some(Word {
                     span: 0..0,
-                    text: super::Text::Owned(rest.to_string()),
+                    text: super::Text::Owned(rest.into()),
                     kind: w.kind,
                 })
             };
@@ -514,7 +514,7 @@ fn tar(args: &[Word], found: &mut Found) {
             let value = || {
                 inline.map(|v| Word {
                     span: 0..0,
-                    text: super::Text::Owned(v.to_string()),
+                    text: super::Text::Owned(v.into()),
                     kind: w.kind,
                 })
             };
@@ -607,7 +607,7 @@ fn tar(args: &[Word], found: &mut Found) {
             None => {
                 let here = Word {
                     span: 0..0,
-                    text: super::Text::Owned(".".to_string()),
+                    text: super::Text::Owned(".".into()),
                     kind: WordKind::Literal,
                 };
                 found.file(&here, Access::Edit, true, Via::Operand);
@@ -925,7 +925,7 @@ fn network(n: &programs::NetworkProgram, args: &[Word], found: &mut Found) {
         let v = match inline {
             Some(v) => Some(Word {
                 span: 0..0,
-                text: super::Text::Owned(v.to_string()),
+                text: super::Text::Owned(v.into()),
                 kind: w.kind,
             }),
             None => {

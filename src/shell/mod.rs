@@ -358,7 +358,7 @@ fn serialize_arc<S: Serializer>(text: &Arc<str>, s: S) -> Result<S::Ok, S::Error
 }
 
 /// One word.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone)]
 pub struct Word {
     /// Its source, a byte range of the command's script. Words made by
     /// brace expansion share the span of the word they came from.
@@ -369,36 +369,27 @@ pub struct Word {
     pub kind: WordKind,
 }
 
-/// A word's text: a range of its script's text when it is its source (no
-/// allocation), or its own decoded text — kept in place when it is short
-/// (no allocation either), else a string.
+/// A word's text: its script's text when it is its source (no allocation;
+/// the word's span is the range), or its own decoded text — kept in place
+/// when it is short (no allocation either), else a string. (24 bytes: a
+/// word is 48, and a long command's words are most of its reading's
+/// memory.)
 #[derive(Clone)]
 pub(crate) enum Text {
-    /// `script[range]`, a valid `str` range.
-    Shared(Arc<str>, Range<u32>),
+    /// The script whose `[span]` is the text, a valid `str` range.
+    Shared(Arc<str>),
     /// Decoded text.
-    Owned(String),
+    Owned(Box<str>),
     /// A short decoded text: its first `len` bytes, a valid `str`. (Not
     /// used for source text: each access checks the bytes are UTF-8, which
     /// costs more than sharing the script's text when a word is read often.)
     Inline(u8, [u8; INLINE]),
 }
 
-/// The longest text a word keeps in place (it keeps a word 56 bytes).
+/// The longest text a word keeps in place (it keeps [`Text`] 24 bytes).
 const INLINE: usize = 22;
 
 impl Text {
-    fn as_str(&self) -> &str {
-        match self {
-            Text::Shared(s, r) => s.get(r.start as usize..r.end as usize).unwrap_or(""),
-            Text::Owned(s) => s,
-            Text::Inline(n, b) => b
-                .get(..*n as usize)
-                .and_then(|b| std::str::from_utf8(b).ok())
-                .unwrap_or(""),
-        }
-    }
-
     /// A copy of `s`: in place when it is short.
     fn copy(s: &str) -> Text {
         let b = s.as_bytes();
@@ -407,28 +398,37 @@ impl Text {
             buf[..b.len()].copy_from_slice(b);
             Text::Inline(b.len() as u8, buf)
         } else {
-            Text::Owned(s.to_string())
+            Text::Owned(s.into())
         }
     }
 }
 
-impl PartialEq for Text {
+impl PartialEq for Word {
     fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
+        self.span == other.span && self.kind == other.kind && self.text() == other.text()
     }
 }
 
-impl Eq for Text {}
+impl Eq for Word {}
 
-impl fmt::Debug for Text {
+impl fmt::Debug for Word {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self.as_str(), f)
+        f.debug_struct("Word")
+            .field("span", &self.span)
+            .field("text", &self.text())
+            .field("kind", &self.kind)
+            .finish()
     }
 }
 
-impl Serialize for Text {
+impl Serialize for Word {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Word", 3)?;
+        st.serialize_field("span", &self.span)?;
+        st.serialize_field("text", self.text())?;
+        st.serialize_field("kind", &self.kind)?;
+        st.end()
     }
 }
 
@@ -438,13 +438,10 @@ impl Word {
     #[inline(always)]
     pub(crate) fn source(script: &Arc<str>, span: Range<usize>, kind: WordKind) -> Word {
         let text = match script.get(span.clone()) {
-            Some(_) if span.end <= u32::MAX as usize => {
-                Text::Shared(Arc::clone(script), span.start as u32..span.end as u32)
-            }
-            Some(s) => Text::Owned(s.to_string()),
+            Some(_) => Text::Shared(Arc::clone(script)),
             None => {
                 let bytes = script.as_bytes().get(span.clone()).unwrap_or(&[]);
-                Text::Owned(String::from_utf8_lossy(bytes).into_owned())
+                Text::Owned(String::from_utf8_lossy(bytes).into())
             }
         };
         Word { span, text, kind }
@@ -463,7 +460,7 @@ impl Word {
     pub(crate) fn owned(span: Range<usize>, text: String, kind: WordKind) -> Word {
         Word {
             span,
-            text: Text::Owned(text),
+            text: Text::Owned(text.into_boxed_str()),
             kind,
         }
     }
@@ -471,7 +468,14 @@ impl Word {
     /// Its value: the decoded text for literal and decoded words, the source
     /// text for dynamic and glob words.
     pub fn text(&self) -> &str {
-        self.text.as_str()
+        match &self.text {
+            Text::Shared(s) => s.get(self.span.clone()).unwrap_or(""),
+            Text::Owned(s) => s,
+            Text::Inline(n, b) => b
+                .get(..*n as usize)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .unwrap_or(""),
+        }
     }
 
     /// True for a word whose value the shell decides at run time (dynamic or
@@ -739,5 +743,42 @@ impl fmt::Display for CommandDisplay<'_> {
             write!(f, "{}{}", r.op.as_str(), r.target)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A long command's words are most of its reading's memory (a 64 KiB
+    /// command of one-letter words makes 32,000 of them).
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_word_is_48_bytes() {
+        assert_eq!(std::mem::size_of::<Text>(), 24);
+        assert_eq!(std::mem::size_of::<Word>(), 48);
+    }
+
+    #[test]
+    fn a_word_of_source_text_reads_its_span() {
+        let script: Arc<str> = Arc::from("echo héllo 'a b'");
+        let w = Word::source(&script, 5..11, WordKind::Literal);
+        assert_eq!(w.text(), "héllo");
+        // A span off the character boundaries keeps a lossy copy.
+        let w = Word::source(&script, 5..7, WordKind::Literal);
+        assert_eq!(w.text(), "h\u{fffd}");
+        let long = "x".repeat(INLINE + 1);
+        let w = Word::copied(0..0, &long, WordKind::Decoded);
+        assert_eq!(w.text(), long);
+        let w = Word::copied(0..0, "a b", WordKind::Decoded);
+        assert_eq!(w.text(), "a b");
+        assert_eq!(
+            format!("{w:?}"),
+            "Word { span: 0..0, text: \"a b\", kind: Decoded }"
+        );
+        assert_eq!(
+            serde_json::to_string(&w).unwrap_or_default(),
+            r#"{"span":{"start":0,"end":0},"text":"a b","kind":"decoded"}"#
+        );
     }
 }

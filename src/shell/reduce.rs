@@ -966,7 +966,7 @@ fn dynamic_arguments(words: &mut Vec<Word>, replace: &str) {
     }
     words.push(Word {
         span: 0..0,
-        text: super::Text::Owned(ARGUMENTS.to_string()),
+        text: super::Text::Owned(ARGUMENTS.into()),
         kind: WordKind::Dynamic,
     });
 }
@@ -1010,7 +1010,7 @@ fn wrapper_options(
                 append,
                 value: Word {
                     span: w.span.clone(),
-                    text: super::Text::Owned(value.to_string()),
+                    text: super::Text::Owned(value.into()),
                     kind: w.kind,
                 },
             });
@@ -1131,7 +1131,7 @@ fn wrapper_options(
             let value: Option<Word> = match inline {
                 Some(v) => Some(Word {
                     span: w.span.clone(),
-                    text: super::Text::Owned(v),
+                    text: super::Text::Owned(v.into_boxed_str()),
                     kind: w.kind,
                 }),
                 None => {
