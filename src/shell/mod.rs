@@ -447,6 +447,18 @@ impl Word {
         Word { span, text, kind }
     }
 
+    /// A word whose text is `script[span]`, a span on character
+    /// boundaries (else its text reads as empty).
+    #[inline(always)]
+    pub(crate) fn plain(script: &Arc<str>, span: Range<usize>, kind: WordKind) -> Word {
+        debug_assert!(script.get(span.clone()).is_some());
+        Word {
+            span,
+            text: Text::Shared(Arc::clone(script)),
+            kind,
+        }
+    }
+
     /// A word with a copy of `text` (kept in place when it is short).
     pub(crate) fn copied(span: Range<usize>, text: &str, kind: WordKind) -> Word {
         Word {

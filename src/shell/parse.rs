@@ -2272,6 +2272,9 @@ impl<'s> Parser<'s, '_> {
         let mut redirections = Vec::new();
         let heredocs_before = self.st.heredocs.len();
         loop {
+            if first.is_none() && ours.n > 0 && self.st.at_end(&ours) {
+                first = Some(self.plain_words(&mut ours, &mut end));
+            }
             self.skip_blanks();
             if self.st.abort {
                 return None;
@@ -2464,6 +2467,35 @@ impl<'s> Parser<'s, '_> {
             }
         }
         Some(idx)
+    }
+
+    /// Plain words after the first of a simple command whose words are the
+    /// last of the reading's vector (`ours`), added in place: what the
+    /// general loop of [`Parser::simple`] gives for them, without its other
+    /// cases. Returns what [`Parser::plain_word`] found at the first word it
+    /// did not take (after blanks), for the general loop to go on from.
+    fn plain_words(&mut self, ours: &mut Pending, end: &mut usize) -> Result<Lexed, Lexed> {
+        loop {
+            self.skip_blanks();
+            let found = self.plain_word();
+            let lx = match found {
+                Ok(lx) if !matches!(self.src.get(lx.end), Some(b'<' | b'>')) => lx,
+                _ => return found,
+            };
+            self.pos = lx.end;
+            *end = lx.end;
+            let kind = if lx.glob {
+                WordKind::Glob
+            } else {
+                WordKind::Literal
+            };
+            // (Its span starts and ends beside a byte below 0x80 or at an
+            // end of the text: on character boundaries.)
+            let w = Word::plain(self.text, lx.start..lx.end, kind);
+            room(&mut self.st.reading.words, self.st.bound);
+            self.st.reading.words.push(w);
+            ours.n += 1;
+        }
     }
 
     /// A word of plain bytes (no quote, escape, expansion, `*`, `?`, brace
