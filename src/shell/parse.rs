@@ -1002,6 +1002,34 @@ fn decode_escapes(s: &[u8], out: &mut Vec<u8>, ansi: bool) -> Option<()> {
     Some(())
 }
 
+/// The reserved word `word` is, if any.
+#[inline(always)]
+fn kw_of(word: &[u8]) -> Option<Kw> {
+    Some(match word {
+        b"if" => Kw::If,
+        b"then" => Kw::Then,
+        b"elif" => Kw::Elif,
+        b"else" => Kw::Else,
+        b"fi" => Kw::Fi,
+        b"while" => Kw::While,
+        b"until" => Kw::Until,
+        b"do" => Kw::Do,
+        b"done" => Kw::Done,
+        b"for" => Kw::For,
+        b"select" => Kw::Select,
+        b"case" => Kw::Case,
+        b"esac" => Kw::Esac,
+        b"in" => Kw::In,
+        b"{" => Kw::LBrace,
+        b"}" => Kw::RBrace,
+        b"!" => Kw::Bang,
+        b"function" => Kw::Function,
+        b"coproc" => Kw::Coproc,
+        b"[[" => Kw::DBracket,
+        _ => return None,
+    })
+}
+
 /// What lexing a word found.
 #[derive(Default)]
 struct Lexed {
@@ -1172,30 +1200,7 @@ impl<'s> Parser<'s, '_> {
         if len == 0 || len > 8 {
             return None;
         }
-        let kw = match &rest[..len] {
-            b"if" => Kw::If,
-            b"then" => Kw::Then,
-            b"elif" => Kw::Elif,
-            b"else" => Kw::Else,
-            b"fi" => Kw::Fi,
-            b"while" => Kw::While,
-            b"until" => Kw::Until,
-            b"do" => Kw::Do,
-            b"done" => Kw::Done,
-            b"for" => Kw::For,
-            b"select" => Kw::Select,
-            b"case" => Kw::Case,
-            b"esac" => Kw::Esac,
-            b"in" => Kw::In,
-            b"{" => Kw::LBrace,
-            b"}" => Kw::RBrace,
-            b"!" => Kw::Bang,
-            b"function" => Kw::Function,
-            b"coproc" => Kw::Coproc,
-            b"[[" => Kw::DBracket,
-            _ => return None,
-        };
-        Some((kw, len))
+        Some((kw_of(rest.get(..len)?)?, len))
     }
 
     /// The stop token at the cursor, if it is one of `stop`.
@@ -1366,11 +1371,14 @@ impl<'s> Parser<'s, '_> {
             return false;
         }
         let lx = match self.plain_word() {
+            // (A plain word is all of the word `keyword` would read.)
             Ok(lx)
                 if !(lx.glob
                     || lx.eq
-                    || self.keyword().is_some()
-                    || self.src.get(lx.start..lx.end) == Some(b"time")) =>
+                    || self
+                        .src
+                        .get(lx.start..lx.end)
+                        .is_none_or(|w| w == b"time" || kw_of(w).is_some())) =>
             {
                 lx
             }
@@ -2562,7 +2570,9 @@ impl<'s> Parser<'s, '_> {
     /// that is its source; its index.
     #[inline(always)]
     fn push_plain(&mut self, conn: Connector, Range { start, end }: Range<usize>) -> usize {
-        let word = Word::source(self.text, start..end, WordKind::Literal);
+        // (A plain word starts and ends beside a byte below 0x80 or at an
+        // end of the text: on character boundaries.)
+        let word = Word::plain(self.text, start..end, WordKind::Literal);
         let from = self.st.reading.words.len();
         room(&mut self.st.reading.words, self.st.bound);
         self.st.reading.words.push(word);
