@@ -2265,9 +2265,10 @@ impl<'s> Parser<'s, '_> {
             return Some(idx);
         }
         let mut end = start;
-        // Words go straight to the end of the reading's word vector, or, once
-        // a nested command (a substitution inside a word) has put its own
-        // there, on a stack (see `Pending`).
+        // Words go straight to the end of the reading's word vector; once a
+        // nested command (a substitution inside a word) has put its own
+        // there, a few are copied to the end again, more go on a stack (see
+        // `Pending`).
         let mut ours = Pending {
             stacked: false,
             start: self.st.reading.words.len(),
