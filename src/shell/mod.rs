@@ -142,8 +142,8 @@ impl Serialize for Reading {
                 let mut seq = s.serialize_seq(Some(self.0.commands.len()))?;
                 for c in &self.0.commands {
                     seq.serialize_element(&CommandOut {
-                        script: c.script,
-                        span: &c.span,
+                        script: c.script(),
+                        span: &c.span(),
                         words: c.words(self.0),
                         assignments: c.assignments(self.0),
                         redirections: c.redirections(self.0),
@@ -225,10 +225,13 @@ pub enum ScriptKind {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Command {
     /// The script its span points into (an index into [`Reading::scripts`]).
-    pub(crate) script: usize,
+    /// (32-bit, as the ranges below: a reading's scripts and texts are
+    /// bounded far below that, and a long command's records are much of
+    /// its reading's memory.)
+    pub(crate) script: u32,
     /// Its source, a byte range of that script (assignments, words and
     /// redirections included).
-    pub(crate) span: Range<usize>,
+    pub(crate) span: Range<u32>,
     /// Its words after brace expansion and quote removal (the first is the
     /// program; none for an assignment-only or redirection-only command): a
     /// range of [`Reading::words`].
@@ -272,13 +275,13 @@ impl Command {
 
     /// The script its span points into (an index into [`Reading::scripts`]).
     pub fn script(&self) -> usize {
-        self.script
+        self.script as usize
     }
 
     /// Its source, a byte range of its script (assignments, words and
     /// redirections included).
     pub fn span(&self) -> Range<usize> {
-        self.span.clone()
+        self.span.start as usize..self.span.end as usize
     }
 
     /// Its leading `NAME=value` assignments, from the reading it is in.
@@ -766,9 +769,10 @@ mod tests {
     /// command of one-letter words makes 32,000 of them).
     #[test]
     #[cfg(target_pointer_width = "64")]
-    fn a_word_is_48_bytes() {
+    fn a_word_is_48_bytes_and_a_command_44() {
         assert_eq!(std::mem::size_of::<Text>(), 24);
         assert_eq!(std::mem::size_of::<Word>(), 48);
+        assert_eq!(std::mem::size_of::<Command>(), 44);
     }
 
     #[test]

@@ -656,7 +656,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         let c = &st.reading.commands[i];
         // (Most commands have no redirection: asked first, it is cheapest.)
         if c.redirections.is_empty()
-            || c.script != script
+            || c.script() != script
             || piped.binary_search(&i).is_ok()
             || !reads_stdin_script(st.reading.words(c))
         {
@@ -684,7 +684,7 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         let Some(cmd) = st.reading.commands.get(shell) else {
             continue;
         };
-        let (depth, cond, span, env) = (cmd.depth, cmd.conditional, cmd.span.clone(), cmd.env);
+        let (depth, cond, span, env) = (cmd.depth, cmd.conditional, cmd.span(), cmd.env);
         // A here-document or here-string on the shell itself wins over a pipe.
         let own = cmd
             .redirections(&st.reading)
@@ -706,10 +706,10 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             None => match producer.and_then(|p| p.checked_sub(1)) {
                 Some(p) => piped_text(&st.reading.commands[p], &st.reading)
                     .map(|t| {
-                        let at = st.reading.commands[p].span.clone();
+                        let at = st.reading.commands[p].span();
                         (ScriptKind::Piped, Arc::from(t), at)
                     })
-                    .ok_or(st.reading.commands[p].span.clone()),
+                    .ok_or(st.reading.commands[p].span()),
                 None => Err(span.clone()),
             },
         };
@@ -1968,7 +1968,7 @@ impl<'s> Parser<'s, '_> {
             let script = self.script;
             let inner = self.st.reading.commands[start_cmd + n..]
                 .iter()
-                .filter(|c| c.script == script)
+                .filter(|c| c.script() == script)
                 .count();
             // Each copy is text made from text read (its source, a body):
             // the copies count against the budget, so that many
@@ -1992,7 +1992,7 @@ impl<'s> Parser<'s, '_> {
             all.extend(redirs);
             let first = start_cmd + n;
             for (i, c) in self.st.reading.commands[first..].iter_mut().enumerate() {
-                if c.script != script {
+                if c.script() != script {
                     continue;
                 }
                 let own = c.redirections.clone();
@@ -2411,8 +2411,8 @@ impl<'s> Parser<'s, '_> {
         let words = self.st.reading.words.get(from..).unwrap_or(&[]);
         let idx = self.st.reading.commands.len();
         let cmd = Command {
-            script: self.script,
-            span: start..end,
+            script: self.script as u32,
+            span: start as u32..end as u32,
             words: from as u32..to as u32,
             assignments,
             redirections: redirections.clone(),
@@ -2580,8 +2580,8 @@ impl<'s> Parser<'s, '_> {
         let idx = self.st.reading.commands.len();
         room(&mut self.st.reading.commands, self.st.bound);
         self.st.reading.commands.push(Command {
-            script: self.script,
-            span: start..end,
+            script: self.script as u32,
+            span: start as u32..end as u32,
             words: from as u32..from as u32 + 1,
             assignments: 0..0,
             redirections: 0..0,
