@@ -364,7 +364,9 @@ fn serialize_arc<S: Serializer>(text: &Arc<str>, s: S) -> Result<S::Ok, S::Error
 #[derive(Clone)]
 pub struct Word {
     /// Its source, a byte range of the command's script. Words made by
-    /// brace expansion share the span of the word they came from.
+    /// brace expansion share the span of the word they came from. (A word
+    /// whose value is its source reads its text through this range: a copy
+    /// given another span reads another text.)
     pub span: Range<usize>,
     /// Its value (see [`Word::text`]).
     text: Text,
