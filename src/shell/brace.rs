@@ -153,8 +153,10 @@ enum Alts {
 fn find_group(src: &[u8]) -> Option<(usize, usize, Alts)> {
     // Open groups: (position of `{`, index into `commas` where its own
     // commas start). `commas` holds (stack depth, position).
-    let mut stack: Vec<(usize, usize)> = Vec::new();
-    let mut commas: Vec<(usize, usize)> = Vec::new();
+    // (32-bit: a word is far shorter than 4 GiB; a long word of unclosed
+    // groups fills both, so their memory is much of the word's reading.)
+    let mut stack: Vec<(u32, u32)> = Vec::new();
+    let mut commas: Vec<(u32, u32)> = Vec::new();
     // The group with commas that starts first, and the groups without
     // (`{` and `}`) that might be sequences, since the stack was last empty.
     let mut best: Option<(usize, usize, Alts)> = None;
@@ -172,24 +174,25 @@ fn find_group(src: &[u8]) -> Option<(usize, usize, Alts)> {
                 i += 2;
             }
             b'{' => {
-                stack.push((i, commas.len()));
+                stack.push((i as u32, commas.len() as u32));
                 i += 1;
             }
             b',' => {
                 if !stack.is_empty() {
-                    commas.push((stack.len(), i));
+                    commas.push((stack.len() as u32, i as u32));
                 }
                 i += 1;
             }
             b'}' => {
-                let depth = stack.len();
+                let depth = stack.len() as u32;
                 if let Some((open, from)) = stack.pop() {
+                    let (open, from) = (open as usize, from as usize);
                     let own: Vec<usize> = commas
                         .get(from..)
                         .unwrap_or(&[])
                         .iter()
                         .filter(|(d, _)| *d == depth)
-                        .map(|(_, p)| *p)
+                        .map(|(_, p)| *p as usize)
                         .collect();
                     commas.truncate(from);
                     if own.is_empty() {
