@@ -24,6 +24,9 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
+use std::sync::OnceLock;
+
+use aho_corasick::packed::Searcher;
 
 use super::parse::{byte_set, run_outside};
 
@@ -120,25 +123,75 @@ fn may_set_or_pass(b: &[u8]) -> bool {
     if b.find_byte(b'=').is_some() {
         return true;
     }
-    let mut from = 0;
-    while let Some(d) = b.get(from..).and_then(|r| r.find_byte(b'$')) {
-        let mut k = from + d + 1;
-        from = k;
+    let setter = match searcher(&SETTERS, SETTER_WORDS) {
+        Some(ac) => ac.find(b).is_some(),
+        None => SETTER_WORDS.iter().any(|w| b.find(w).is_some()),
+    };
+    setter
+        || b.find_byte(b'$')
+            .is_some_and(|d| positional_in(b.get(d..).unwrap_or(&[])))
+}
+
+/// Words that set a variable (`readarray` holds `read`).
+const SETTER_WORDS: &[&str] = &["read", "mapfile", "getopts", "printf", "for", "select"];
+static SETTERS: OnceLock<Option<Searcher>> = OnceLock::new();
+
+/// `let` and the declaration words.
+const CONTEXT_WORDS: &[&str] = &["let", "declare", "typeset", "local", "export", "readonly"];
+
+/// A SIMD searcher for all of `words` in one pass (built at the first
+/// use; `None` where there is none, when the callers search word by
+/// word).
+fn searcher(
+    cell: &'static OnceLock<Option<Searcher>>,
+    words: &[&str],
+) -> Option<&'static Searcher> {
+    cell.get_or_init(|| {
+        let mut builder = aho_corasick::packed::Config::new().builder();
+        builder.extend(words);
+        builder.build()
+    })
+    .as_ref()
+}
+
+/// Whether `b` writes a positional parameter: a `$` followed by a digit,
+/// `@` or `*`, or by `{` (and `!`) and one. The `$` are found 8 bytes at a
+/// time (as cheap where they stand close together as where they are far
+/// apart).
+fn positional_in(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let at = |d: usize| {
+        let mut k = d + 1;
         if b.get(k) == Some(&b'{') {
             k += 1;
             if b.get(k) == Some(&b'!') {
                 k += 1;
             }
         }
-        if b.get(k)
+        b.get(k)
             .is_some_and(|c| c.is_ascii_digit() || matches!(c, b'@' | b'*'))
-        {
-            return true;
+    };
+    let mut chunks = b.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let x = <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes) ^ (ONES * u64::from(b'$'));
+        // The top bit of each byte that is `$` (a byte of `x` that is 0),
+        // exactly: no carry crosses a byte.
+        let mut dollars = !(((x & LOW) + LOW) | x | LOW);
+        while dollars != 0 {
+            if at(base + (dollars.trailing_zeros() / 8) as usize) {
+                return true;
+            }
+            dollars &= dollars - 1;
         }
+        base += 8;
     }
-    ["read", "mapfile", "getopts", "printf", "for", "select"]
+    chunks
+        .remainder()
         .iter()
-        .any(|w| b.find(w).is_some())
+        .enumerate()
+        .any(|(k, &c)| c == b'$' && at(base + k))
 }
 
 /// A script's contexts (in the order found) and their union.
@@ -288,13 +341,18 @@ fn declaration_or_let(b: &[u8], i: usize) -> bool {
 /// by a blank or the end, in order.
 fn context_words(b: &[u8]) -> Vec<usize> {
     use bstr::ByteSlice;
+    let ends_word = |k: usize, len: usize| {
+        word_start(b, k) && b.get(k + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
+    };
+    // One substring search a word: each looks for the word's rarest
+    // bytes, which a text of other words (`read read …`) seldom holds.
     let mut out: Vec<usize> = Vec::new();
-    for w in ["let", "declare", "typeset", "local", "export", "readonly"] {
-        out.extend(b.find_iter(w).filter(|&k| {
-            word_start(b, k) && b.get(k + w.len()).is_none_or(|c| matches!(c, b' ' | b'\t'))
-        }));
+    for w in CONTEXT_WORDS {
+        out.extend(b.find_iter(w).filter(|&k| ends_word(k, w.len())));
     }
-    out.sort_unstable();
+    if !out.is_sorted() {
+        out.sort_unstable();
+    }
     out
 }
 
@@ -1092,6 +1150,23 @@ mod tests {
             "x=$(cat f); echo \"let y=x\"",
         ] {
             assert!(!runs_code(cmd), "{cmd}");
+        }
+    }
+
+    /// A positional parameter is found wherever it stands in the 8-byte
+    /// steps, and a `$` before anything else is none.
+    #[test]
+    fn positional_parameters_at_any_offset() {
+        for pad in 0..24 {
+            let before = "$a${b}".repeat(pad / 6) + &"x".repeat(pad % 6);
+            for p in ["$1", "$@", "$*", "${2}", "${!3}", "${@}", "${!*}"] {
+                let s = format!("{before}{p} y");
+                assert!(super::positional_in(s.as_bytes()), "{s:?}");
+            }
+            for p in ["$x", "${a}", "${!a}", "$", "${", "${!", "$$ $-"] {
+                let s = format!("{before}{p}");
+                assert!(!super::positional_in(s.as_bytes()), "{s:?}");
+            }
         }
     }
 
