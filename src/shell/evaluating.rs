@@ -24,17 +24,22 @@
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
+use std::sync::OnceLock;
+
+use aho_corasick::packed::Searcher;
 
 use super::parse::{byte_set, run_outside};
 
 /// The first use of a value as code in `scripts`: the script's index and
 /// the span of the context.
 ///
-/// Linear in the scripts' text: each script that might evaluate a value
-/// has its contexts found in one pass; the names in them are read in one
-/// pass over the union of the contexts (a byte covered by many contexts
-/// is read once); and only when a name is used there at all are the
-/// scripts scanned for the values they set, in one more pass each.
+/// Linear in the scripts' text: when no script can set a value or pass a
+/// positional parameter, substring searches end it; otherwise each script
+/// that might evaluate a value has its contexts found in one pass (from
+/// one place that can start one to the next); the names in them are read
+/// in one pass over the union of the contexts (a byte covered by many
+/// contexts is read once); and only when a name is used there at all are
+/// the scripts scanned for the values they set, in one more pass each.
 pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
     // Each script's tables, built once for both passes.
     let mut tables: Vec<Option<Tables>> = Vec::new();
@@ -43,12 +48,17 @@ pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
     let mut found: Vec<Found> = Vec::new();
     let mut wanted: Names = Names::default();
     let mut positional = false;
-    for (k, s) in scripts.iter().enumerate().rev() {
-        if !might_evaluate(&s.text) {
-            continue;
-        }
+    let evaluating: Vec<usize> = (0..scripts.len())
+        .rev()
+        .filter(|&k| scripts.get(k).is_some_and(|s| might_evaluate(&s.text)))
+        .collect();
+    if evaluating.is_empty() || !scripts.iter().any(|s| may_set_or_pass(s.text.as_bytes())) {
+        return None;
+    }
+    for k in evaluating {
+        let Some(s) = scripts.get(k) else { continue };
         let b = s.text.as_bytes();
-        let mut t = Tables::new(b);
+        let mut t = Tables::default();
         let contexts = collect_contexts(&s.text, &mut t);
         if tables.is_empty() {
             tables.resize_with(scripts.len(), || None);
@@ -85,10 +95,7 @@ pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
     let mut tainted: Names = Names::default();
     if !wanted.is_empty() {
         for (k, s) in scripts.iter().enumerate() {
-            let mut t = tables
-                .get_mut(k)
-                .and_then(Option::take)
-                .unwrap_or_else(|| Tables::new(s.text.as_bytes()));
+            let mut t = tables.get_mut(k).and_then(Option::take).unwrap_or_default();
             collect_taint(&s.text, &mut t, &wanted, &mut tainted);
         }
     }
@@ -103,6 +110,88 @@ pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
             Some((f.script, context_at(&f.contexts, r.start + at)))
         })
     })
+}
+
+/// Whether `b` may give a context a value that runs: an assignment (an
+/// `=`), a word that sets a variable (`read`, `mapfile`, `readarray`,
+/// `getopts`, `printf`, `for`, `select`), or a positional parameter (`$1`,
+/// `${1}`, `${!1}`, `$@`, `$*`). Without one in any script no context can
+/// hold a name [`collect_taint`] marks, nor a positional parameter; a few
+/// substring searches over the text tell.
+fn may_set_or_pass(b: &[u8]) -> bool {
+    use bstr::ByteSlice;
+    if b.find_byte(b'=').is_some() {
+        return true;
+    }
+    let setter = match searcher(&SETTERS, SETTER_WORDS) {
+        Some(ac) => ac.find(b).is_some(),
+        None => SETTER_WORDS.iter().any(|w| b.find(w).is_some()),
+    };
+    setter
+        || b.find_byte(b'$')
+            .is_some_and(|d| positional_in(b.get(d..).unwrap_or(&[])))
+}
+
+/// Words that set a variable (`readarray` holds `read`).
+const SETTER_WORDS: &[&str] = &["read", "mapfile", "getopts", "printf", "for", "select"];
+static SETTERS: OnceLock<Option<Searcher>> = OnceLock::new();
+
+/// `let` and the declaration words.
+const CONTEXT_WORDS: &[&str] = &["let", "declare", "typeset", "local", "export", "readonly"];
+
+/// A SIMD searcher for all of `words` in one pass (built at the first
+/// use; `None` where there is none, when the callers search word by
+/// word).
+fn searcher(
+    cell: &'static OnceLock<Option<Searcher>>,
+    words: &[&str],
+) -> Option<&'static Searcher> {
+    cell.get_or_init(|| {
+        let mut builder = aho_corasick::packed::Config::new().builder();
+        builder.extend(words);
+        builder.build()
+    })
+    .as_ref()
+}
+
+/// Whether `b` writes a positional parameter: a `$` followed by a digit,
+/// `@` or `*`, or by `{` (and `!`) and one. The `$` are found 8 bytes at a
+/// time (as cheap where they stand close together as where they are far
+/// apart).
+fn positional_in(b: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let at = |d: usize| {
+        let mut k = d + 1;
+        if b.get(k) == Some(&b'{') {
+            k += 1;
+            if b.get(k) == Some(&b'!') {
+                k += 1;
+            }
+        }
+        b.get(k)
+            .is_some_and(|c| c.is_ascii_digit() || matches!(c, b'@' | b'*'))
+    };
+    let mut chunks = b.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let x = <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes) ^ (ONES * u64::from(b'$'));
+        // The top bit of each byte that is `$` (a byte of `x` that is 0),
+        // exactly: no carry crosses a byte.
+        let mut dollars = !(((x & LOW) + LOW) | x | LOW);
+        while dollars != 0 {
+            if at(base + (dollars.trailing_zeros() / 8) as usize) {
+                return true;
+            }
+            dollars &= dollars - 1;
+        }
+        base += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .enumerate()
+        .any(|(k, &c)| c == b'$' && at(base + k))
 }
 
 /// A script's contexts (in the order found) and their union.
@@ -248,10 +337,24 @@ fn declaration_or_let(b: &[u8], i: usize) -> bool {
     ) && b.get(i + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
 }
 
-/// Bytes a context can start at: `$`, `(`, `[` and the first byte of a
-/// name.
-static CONTEXT_START: [bool; 256] =
-    byte_set(b"$([_ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz");
+/// Where `let` or a declaration word starts a word of `b` and is followed
+/// by a blank or the end, in order.
+fn context_words(b: &[u8]) -> Vec<usize> {
+    use bstr::ByteSlice;
+    let ends_word = |k: usize, len: usize| {
+        word_start(b, k) && b.get(k + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
+    };
+    // One substring search a word: each looks for the word's rarest
+    // bytes, which a text of other words (`read read …`) seldom holds.
+    let mut out: Vec<usize> = Vec::new();
+    for w in CONTEXT_WORDS {
+        out.extend(b.find_iter(w).filter(|&k| ends_word(k, w.len())));
+    }
+    if !out.is_sorted() {
+        out.sort_unstable();
+    }
+    out
+}
 
 /// The length of the name at `i` (0 when none starts there).
 fn ident_len(b: &[u8], i: usize) -> usize {
@@ -298,83 +401,110 @@ enum Zone {
 static ZONE_STOP: [bool; 256] = byte_set(b"\\\"'#");
 static DOUBLE_STOP: [bool; 256] = byte_set(b"\\\"");
 
-fn zones(b: &[u8]) -> Vec<Zone> {
-    let n = b.len();
-    let mut out = vec![Zone::Plain; n];
-    let fill = |out: &mut Vec<Zone>, r: Range<usize>, z: Zone| {
-        if let Some(s) = out.get_mut(r.start.min(n)..r.end.min(n)) {
-            s.fill(z);
-        }
-    };
-    let mut i = 0;
-    let mut double = false;
-    while i < n {
-        let rest = b.get(i..).unwrap_or(&[]);
-        if double {
-            // Plain bytes inside double quotes, in one run.
-            let run = run_outside(rest, &DOUBLE_STOP);
-            fill(&mut out, i..i + run, Zone::Double);
-            i += run;
+/// How far past the byte asked about a run of plain bytes is read ahead
+/// at once.
+const ZONE_AHEAD: usize = 256;
+
+/// The zone of each byte of a text, found as far as asked: a forward pass
+/// that stops past the last byte asked about and goes on from there at
+/// the next question.
+#[derive(Default)]
+struct Zones {
+    /// The zone of each byte before the pass's position (its length).
+    zone: Vec<Zone>,
+    /// Whether the pass is inside double quotes.
+    double: bool,
+}
+
+impl Zones {
+    /// Reads on until the zone of byte `k` is known (or the text ends).
+    fn reach(&mut self, b: &[u8], k: usize) {
+        use bstr::ByteSlice;
+        let n = b.len();
+        let out = &mut self.zone;
+        let push = |out: &mut Vec<Zone>, end: usize, z: Zone| {
+            let end = end.min(n);
+            if end > out.len() {
+                out.resize(end, z);
+            }
+        };
+        while out.len() <= k && out.len() < n {
+            let i = out.len();
+            // Runs are read up to a little past `k`: the run goes on the
+            // same way at the next question.
+            let limit = n.min(k.saturating_add(ZONE_AHEAD).max(i + 1));
+            let rest = b.get(i..limit).unwrap_or(&[]);
+            if self.double {
+                // Plain bytes inside double quotes, in one run.
+                let run = run_outside(rest, &DOUBLE_STOP);
+                push(out, i + run, Zone::Double);
+                let i = i + run;
+                if i >= limit {
+                    continue;
+                }
+                match b.get(i) {
+                    Some(b'\\') => {
+                        push(out, i + 1, Zone::Double);
+                        push(out, i + 2, Zone::Dead);
+                    }
+                    Some(_) => {
+                        // The closing quote.
+                        push(out, i + 1, Zone::Double);
+                        self.double = false;
+                    }
+                    None => {}
+                }
+                continue;
+            }
+            let run = run_outside(rest, &ZONE_STOP);
+            push(out, i + run, Zone::Plain);
+            let i = i + run;
+            if i >= limit {
+                continue;
+            }
             match b.get(i) {
-                Some(b'\\') => {
-                    fill(&mut out, i..i + 1, Zone::Double);
-                    fill(&mut out, i + 1..i + 2, Zone::Dead);
-                    i += 2;
+                Some(b'\\') => push(out, i + 2, Zone::Dead),
+                Some(b'"') => {
+                    self.double = true;
+                    push(out, i + 1, Zone::Double);
                 }
-                Some(_) => {
-                    // The closing quote.
-                    fill(&mut out, i..i + 1, Zone::Double);
-                    double = false;
-                    i += 1;
+                Some(b'\'') => {
+                    let end = b
+                        .get(i + 1..)
+                        .and_then(|r| r.find_byte(b'\''))
+                        .map_or(n, |p| i + 1 + p);
+                    push(out, end + 1, Zone::Dead);
                 }
+                Some(b'#') if word_start(b, i) => {
+                    let end = b
+                        .get(i..)
+                        .and_then(|r| r.find_byte(b'\n'))
+                        .map_or(n, |p| i + p);
+                    push(out, end, Zone::Dead);
+                }
+                Some(_) => push(out, i + 1, Zone::Plain),
                 None => {}
             }
-            continue;
-        }
-        i += run_outside(rest, &ZONE_STOP);
-        match b.get(i) {
-            Some(b'\\') => {
-                fill(&mut out, i..i + 2, Zone::Dead);
-                i += 2;
-            }
-            Some(b'"') => {
-                double = true;
-                fill(&mut out, i..i + 1, Zone::Double);
-                i += 1;
-            }
-            Some(b'\'') => {
-                let end = b
-                    .get(i + 1..)
-                    .and_then(|r| r.iter().position(|&x| x == b'\''))
-                    .map_or(n, |p| i + 1 + p);
-                fill(&mut out, i..end + 1, Zone::Dead);
-                i = end + 1;
-            }
-            Some(b'#') if word_start(b, i) => {
-                let end = b
-                    .get(i..)
-                    .and_then(|r| r.iter().position(|&x| x == b'\n'))
-                    .map_or(n, |p| i + p);
-                fill(&mut out, i..end, Zone::Dead);
-                i = end;
-            }
-            Some(_) => i += 1,
-            None => {}
         }
     }
-    out
+
+    fn get(&mut self, b: &[u8], k: usize) -> Zone {
+        if k >= self.zone.len() {
+            self.reach(b, k);
+        }
+        self.zone.get(k).copied().unwrap_or(Zone::Dead)
+    }
 }
 
 /// A script's text with what its scans look up, each in one pass: every
 /// scan below is then linear in the text, however its brackets nest or fail
 /// to close (a scan that searched forward from each of 30,000 unclosed `${`
-/// would be quadratic).
+/// would be quadratic). Each table is read only as far as asked.
+#[derive(Default)]
 struct Tables {
-    zone: Vec<Zone>,
-    /// At an opening `(`, `[` or `{`: the index of its closing partner
-    /// (nested pairs of the same kind counted), or the text's length. Built
-    /// at the first question.
-    close: Option<Vec<u32>>,
+    zone: Zones,
+    /// The closing partners of the brackets read so far.
+    close: Partners,
     /// At each index: the first index at or after it that ends a simple
     /// command (an unquoted `;`, `&`, `|`, newline or `)`), and the first
     /// that ends an assignment's value (that or an unquoted blank), or the
@@ -383,23 +513,14 @@ struct Tables {
 }
 
 impl Tables {
-    fn new(b: &[u8]) -> Tables {
-        Tables {
-            zone: zones(b),
-            close: None,
-            ends: None,
-        }
-    }
-
-    fn zone(&self, k: usize) -> Zone {
-        self.zone.get(k).copied().unwrap_or(Zone::Dead)
+    fn zone(&mut self, b: &[u8], k: usize) -> Zone {
+        self.zone.get(b, k)
     }
 
     /// The closing partner of the bracket at `open` (the text's length when
     /// it has none).
     fn closing(&mut self, b: &[u8], open: usize) -> usize {
-        let close = self.close.get_or_insert_with(|| partners(b));
-        close.get(open).map_or(b.len(), |&c| c as usize)
+        self.close.of(b, open)
     }
 
     /// The end of a simple command's text starting at `from`: the first
@@ -416,7 +537,10 @@ impl Tables {
     }
 
     fn ends(&mut self, b: &[u8]) -> &(Vec<u32>, Vec<u32>) {
-        let zone = &self.zone;
+        if self.ends.is_none() {
+            self.zone.reach(b, b.len());
+        }
+        let zone = &self.zone.zone;
         self.ends.get_or_insert_with(|| {
             let n = u32::try_from(b.len()).unwrap_or(u32::MAX);
             let mut command = vec![n; b.len()];
@@ -444,40 +568,68 @@ impl Tables {
     }
 }
 
-/// At each opening `(`, `[` or `{` of `b`, the index of its partner (the
-/// length when it has none), in one pass with a stack per kind.
-fn partners(b: &[u8]) -> Vec<u32> {
-    let n = u32::try_from(b.len()).unwrap_or(u32::MAX);
-    let mut close = vec![n; b.len()];
-    let mut open: [Vec<usize>; 3] = [Vec::new(), Vec::new(), Vec::new()];
-    static BRACKETS: [bool; 256] = byte_set(b"()[]{}");
-    let mut k = 0;
-    while k < b.len() {
-        k += run_outside(b.get(k..).unwrap_or(&[]), &BRACKETS);
-        let Some(&c) = b.get(k) else { break };
-        let at = k;
-        k += 1;
-        let (kind, opens) = match c {
-            b'(' => (0, true),
-            b'[' => (1, true),
-            b'{' => (2, true),
-            b')' => (0, false),
-            b']' => (1, false),
-            b'}' => (2, false),
-            _ => continue,
-        };
-        let Some(stack) = open.get_mut(kind) else {
-            continue;
-        };
-        if opens {
-            stack.push(at);
-        } else if let Some(o) = stack.pop()
-            && let Some(slot) = close.get_mut(o)
-        {
-            *slot = u32::try_from(at).unwrap_or(n);
+/// The partners of the opening `(`, `[` and `{` of a text (nested pairs
+/// of the same kind counted, quotes not told apart), found by one forward
+/// pass with a stack per kind that reads only until the partner asked
+/// about is found.
+#[derive(Default)]
+struct Partners {
+    /// At an opening bracket the pass has closed: its partner's index (an
+    /// index past the bracket, so never 0); 0 elsewhere. Empty until the
+    /// first question.
+    close: Vec<u32>,
+    /// The brackets the pass has opened and not closed, per kind.
+    open: [Vec<u32>; 3],
+    /// Where the pass is.
+    at: usize,
+}
+
+impl Partners {
+    /// The partner of the bracket at `open`, or the text's length.
+    fn of(&mut self, b: &[u8], open: usize) -> usize {
+        static BRACKETS: [bool; 256] = byte_set(b"()[]{}");
+        let n = b.len();
+        if open >= n {
+            return n;
+        }
+        if self.close.is_empty() {
+            self.close = vec![0; n];
+        }
+        loop {
+            match self.close.get(open) {
+                Some(&c) if c != 0 => return c as usize,
+                _ => {}
+            }
+            if self.at >= n {
+                return n;
+            }
+            let k = self.at + run_outside(b.get(self.at..).unwrap_or(&[]), &BRACKETS);
+            self.at = k + 1;
+            let Some(&c) = b.get(k) else {
+                return n;
+            };
+            let (kind, opens) = match c {
+                b'(' => (0, true),
+                b'[' => (1, true),
+                b'{' => (2, true),
+                b')' => (0, false),
+                b']' => (1, false),
+                b'}' => (2, false),
+                _ => continue,
+            };
+            let Some(stack) = self.open.get_mut(kind) else {
+                continue;
+            };
+            let at = u32::try_from(k).unwrap_or(u32::MAX);
+            if opens {
+                stack.push(at);
+            } else if let Some(o) = stack.pop()
+                && let Some(slot) = self.close.get_mut(o as usize)
+            {
+                *slot = at;
+            }
         }
     }
-    close
 }
 
 /// The whitespace-separated words of `s[from..end]` (as
@@ -501,11 +653,13 @@ fn words_at(s: &str, from: usize, end: usize) -> impl Iterator<Item = (usize, &s
     })
 }
 
-/// The contexts of `s` that evaluate a value, in one pass over it (each
+/// The contexts of `s` that evaluate a value, in one pass over it that
+/// goes from one `$`, `(`, `[` or context word to the next (each
 /// context's end comes from the tables or from a search that the next
 /// contexts reuse). Contexts may nest and overlap: [`find`] reads their
 /// union.
 fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
+    use bstr::ByteSlice;
     let b = s.as_bytes();
     let n = b.len();
     let mut out = Vec::new();
@@ -516,25 +670,73 @@ fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
     // The end of the command whose declaration options were last looked
     // at: a later declaration word in it sees a part of the same words.
     let mut declared_to = 0;
+    // Where the scan is: the bytes before it are read (or jumped over as
+    // part of a context's opening or a name).
     let mut i = 0;
-    while let Some(&c) = b.get(i) {
-        // Only `$`, `(`, `[` and names start a context.
-        if !CONTEXT_START[usize::from(c)] {
-            i += 1;
-            continue;
-        }
-        // A name is a context only as `let` or a declaration word, or
-        // before a `[`; no byte inside it starts one (its first byte may
-        // be quoted or escaped, but a name inside it starts no word).
-        let name_len = ident_len(b, i);
-        if name_len > 0
-            && !matches!(c, b'l' | b'd' | b't' | b'e' | b'r')
-            && b.get(i + name_len) != Some(&b'[')
+    // Only `$`, `(`, `[` and names start a context, and a name only as
+    // `let` or a declaration word at the start of a word followed by a
+    // blank or the end, or before a `[` (found at the `[`). No byte inside
+    // a name starts one. The scan goes from one such place to the next.
+    let words = context_words(b);
+    let mut words = words.iter().copied().peekable();
+    loop {
+        while words.next_if(|&w| w < i).is_some() {}
+        let byte = b
+            .get(i..)
+            .and_then(|r| r.find_byteset(b"$(["))
+            .map(|k| i + k);
+        let word = words.peek().copied();
+        if let Some(w) = word
+            && byte.is_none_or(|k| w < k)
         {
-            i += name_len;
+            // `let` or a declaration word: a context when unquoted.
+            i = w;
+            if t.zone(b, i) != Zone::Plain {
+                i += 1;
+                continue;
+            }
+            let len = ident_len(b, i);
+            let name = b.get(i..i + len).unwrap_or(&[]);
+            if name == b"let" {
+                out.push(i + 3..t.command_end(b, i + 3));
+            } else if i >= declared_to {
+                let end = t.command_end(b, i);
+                declared_to = end;
+                if words_at(s, i, end)
+                    .any(|(_, w)| w.starts_with('-') && !w.starts_with("--") && w.contains('i'))
+                {
+                    out.push(i..end);
+                }
+            }
+            i += len.max(1);
             continue;
         }
-        let z = t.zone(i);
+        let Some(k) = byte else { break };
+        let from = i;
+        i = k;
+        let Some(&c) = b.get(i) else { break };
+        if c == b'[' {
+            // A name that ends here, read from its start (not jumped
+            // over): `a[x]=…`, a subscript on the left of an assignment,
+            // when the name starts a word and is unquoted.
+            let run = b
+                .get(from..i)
+                .map_or(0, |r| r.iter().rev().take_while(|&&c| is_ident(c)).count());
+            let start = i - run;
+            let whole = start > from || from == 0 || b.get(from - 1).is_none_or(|&c| !is_ident(c));
+            if run > 0
+                && whole
+                && b.get(start).is_some_and(|&c| is_ident_start(c))
+                && word_start(b, start)
+                && t.zone(b, start) == Zone::Plain
+            {
+                let end = t.closing(b, i);
+                if matches!(b.get(end + 1), Some(b'=' | b'+')) {
+                    out.push(i..(end + 1).min(n));
+                }
+            }
+        }
+        let z = t.zone(b, i);
         if z == Zone::Dead || (z == Zone::Double && c != b'$') {
             i += 1;
             continue;
@@ -568,11 +770,7 @@ fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
             }
             _ => {}
         }
-        if z == Zone::Double {
-            i += 1;
-            continue;
-        }
-        if c == b'[' && next == Some(b'[') && word_start(b, i) {
+        if z == Zone::Plain && c == b'[' && next == Some(b'[') && word_start(b, i) {
             if next_close.is_none_or(|p| p < i) {
                 next_close = Some(find_at(b, i, b"]]"));
             }
@@ -586,41 +784,7 @@ fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
             i += 2;
             continue;
         }
-        let len = name_len;
-        if len == 0 || !word_start(b, i) {
-            i += len.max(1);
-            continue;
-        }
-        let name = b.get(i..i + len).unwrap_or(&[]);
-        match b.get(i + len) {
-            None | Some(b' ' | b'\t') => {
-                if name == b"let" {
-                    out.push(i + 3..t.command_end(b, i + 3));
-                } else if i >= declared_to
-                    && matches!(
-                        name,
-                        b"declare" | b"typeset" | b"local" | b"export" | b"readonly"
-                    )
-                {
-                    let end = t.command_end(b, i);
-                    declared_to = end;
-                    if words_at(s, i, end)
-                        .any(|(_, w)| w.starts_with('-') && !w.starts_with("--") && w.contains('i'))
-                    {
-                        out.push(i..end);
-                    }
-                }
-            }
-            Some(b'[') => {
-                // `a[x]=…`: a subscript on the left of an assignment.
-                let end = t.closing(b, i + len);
-                if matches!(b.get(end + 1), Some(b'=' | b'+')) {
-                    out.push(i + len..(end + 1).min(n));
-                }
-            }
-            Some(_) => {}
-        }
-        i += len.max(1);
+        i += 1;
     }
     out
 }
@@ -782,7 +946,7 @@ fn collect_taint<'a>(s: &'a str, t: &mut Tables, wanted: &Names<'_>, out: &mut N
             continue;
         }
         let len = ident_len(b, i);
-        if t.zone(i) != Zone::Plain
+        if t.zone(b, i) != Zone::Plain
             || i.checked_sub(1)
                 .and_then(|p| b.get(p))
                 .is_some_and(|&p| is_ident(p) || p == b'-')
@@ -935,6 +1099,21 @@ mod tests {
             "x='1 a[$(rm y)]'; echo $((x))",
             "x=a; a='b[$(rm y)]'; echo $((x))",
             "declare -i v='a[$(rm y)]'",
+            // No `=` in the command: a positional parameter in any form,
+            // or a value set by a word.
+            "echo $((${1}))",
+            "echo ${!1}",
+            "echo $(($@ + 1))",
+            "echo $((${!2}))",
+            "read x; echo $((x))",
+            "mapfile y; echo ${x[y]}",
+            "getopts ab y; echo $((y))",
+            "printf -v y %s z; echo $((y))",
+            "for y in a b; do echo $((y)); done",
+            "select y in a b; do echo $((y)); done",
+            // A name before a subscript, after other contexts.
+            "x=$(cat f); echo $((1)) ${a[1]}; b9a[x]=1",
+            "x=$(cat f); let y=1; c[x]+=1",
         ] {
             assert!(runs_code(cmd), "{cmd}");
         }
@@ -961,8 +1140,117 @@ mod tests {
             "node -e \"let d=0; for (const c of s) { if (c=='{') d++; }\"",
             "# let me check: x=a[1]\nls",
             "echo 'x=$(rm y); $((x))'",
+            // No name in any context.
+            "read x; echo $((1 + 2)) ${s:1:2}",
+            // Not a name that starts a word, or not an unquoted one.
+            "x=$(cat f); 9a[x]=1",
+            "x=$(cat f); \\a[x]=1",
+            "x=$(cat f); 'a'[x]=1",
+            "x=$(cat f); $a[x]=1",
+            "x=$(cat f); echo \"let y=x\"",
         ] {
             assert!(!runs_code(cmd), "{cmd}");
+        }
+    }
+
+    /// A positional parameter is found wherever it stands in the 8-byte
+    /// steps, and a `$` before anything else is none.
+    #[test]
+    fn positional_parameters_at_any_offset() {
+        for pad in 0..24 {
+            let before = "$a${b}".repeat(pad / 6) + &"x".repeat(pad % 6);
+            for p in ["$1", "$@", "$*", "${2}", "${!3}", "${@}", "${!*}"] {
+                let s = format!("{before}{p} y");
+                assert!(super::positional_in(s.as_bytes()), "{s:?}");
+            }
+            for p in ["$x", "${a}", "${!a}", "$", "${", "${!", "$$ $-"] {
+                let s = format!("{before}{p}");
+                assert!(!super::positional_in(s.as_bytes()), "{s:?}");
+            }
+        }
+    }
+
+    /// A zone asked about in any order is the one the pass gives in order,
+    /// over texts longer than one read-ahead.
+    #[test]
+    fn zones_read_ahead_in_any_order() {
+        let frags = [
+            "a",
+            " ",
+            "'x y'",
+            "\"a\\\"b\"",
+            "\\'",
+            " # note\n",
+            "#",
+            "$x",
+            "\"",
+        ];
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..200 {
+            let mut s = String::new();
+            while s.len() < 3 * super::ZONE_AHEAD {
+                let k = usize::try_from(rnd() % frags.len() as u64).unwrap_or(0);
+                s.push_str(frags[k]);
+            }
+            let b = s.as_bytes();
+            let mut whole = super::Zones::default();
+            whole.reach(b, b.len());
+            assert_eq!(whole.zone.len(), b.len());
+            let mut lazy = super::Zones::default();
+            for _ in 0..50 {
+                let k = usize::try_from(rnd() % b.len() as u64).unwrap_or(0);
+                assert!(lazy.get(b, k) == whole.zone[k], "{s:?} at {k}");
+            }
+        }
+    }
+
+    /// A bracket's partner asked about in any order is the one a stack
+    /// per kind gives.
+    #[test]
+    fn partners_in_any_order() {
+        let frags = ["(", ")", "[", "]", "{", "}", "x", "$(("];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..500 {
+            let mut s = String::new();
+            for _ in 0..40 {
+                let k = usize::try_from(rnd() % frags.len() as u64).unwrap_or(0);
+                s.push_str(frags[k]);
+            }
+            let b = s.as_bytes();
+            let mut want = vec![b.len(); b.len()];
+            let mut open: [Vec<usize>; 3] = Default::default();
+            for (k, c) in b.iter().enumerate() {
+                let kind = match c {
+                    b'(' | b')' => 0,
+                    b'[' | b']' => 1,
+                    b'{' | b'}' => 2,
+                    _ => continue,
+                };
+                if b"([{".contains(c) {
+                    open[kind].push(k);
+                } else if let Some(o) = open[kind].pop() {
+                    want[o] = k;
+                }
+            }
+            let mut p = super::Partners::default();
+            for _ in 0..20 {
+                let k = usize::try_from(rnd() % b.len() as u64).unwrap_or(0);
+                if b"([{".contains(&b[k]) {
+                    assert_eq!(p.of(b, k), want[k], "{s:?} at {k}");
+                }
+            }
         }
     }
 }
