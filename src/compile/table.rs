@@ -143,6 +143,11 @@ struct Item {
     code: u64,
     /// Its text is its own fold (no ASCII capital, or case-insensitive).
     lower: bool,
+    /// A coded tail of at most eight bytes as a little-endian word, and
+    /// its length (0 for any other tail): compared with the end of a
+    /// folded segment a word at a time.
+    tail_word: u64,
+    tail_len: usize,
 }
 
 /// A slot value without a group (only [`LONGER`]).
@@ -301,6 +306,13 @@ impl Table {
                 Tail::Child(x) | Tail::Deep(x) if x.contains(&b'.') => ext_code(&folded(x)),
                 _ => NO_CODE,
             };
+            let (tail_word, tail_len) = match &e.tail {
+                Tail::Child(x) | Tail::Deep(x) if code != NO_CODE && x.len() <= 8 => {
+                    let w = x.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+                    (w, x.len())
+                }
+                _ => (0, 0),
+            };
             let k = match kind {
                 TableKind::Ext => final_ext(&e.text).unwrap_or(&e.text),
                 _ => &e.text,
@@ -312,6 +324,8 @@ impl Table {
                     lower: e.folded || *folded(&e.text) == *e.text,
                     e,
                     code,
+                    tail_word,
+                    tail_len,
                 });
         }
         // Uncoded entries first, then by code (a query searches them by
@@ -413,10 +427,10 @@ impl Table {
         self.filter.get(w & fmask).is_none_or(|x| x & bits == bits)
     }
 
-    /// The group of the key `f[s..e]` (folded; `f` padded) of hash `h`,
-    /// and whether some key continues it (prefix tables).
+    /// The index of the group of the key `f[s..e]` (folded; `f` padded)
+    /// of hash `h`, and whether some key continues it (prefix tables).
     #[inline]
-    fn get(&self, h: u64, f: &[u8], s: usize, e: usize) -> (Option<&Group>, bool) {
+    fn get(&self, h: u64, f: &[u8], s: usize, e: usize) -> (Option<usize>, bool) {
         let mut longer = false;
         let mut i = h as usize & self.mask;
         while let Some(&(sh, v)) = self.slots.get(i) {
@@ -425,17 +439,24 @@ impl Table {
             }
             if sh == h {
                 longer |= v & LONGER != 0;
-                if let Some(g) = self.groups.get((v & !LONGER) as usize) {
+                let gi = (v & !LONGER) as usize;
+                if let Some(g) = self.groups.get(gi) {
                     // Keys are distinct, and a key's own slot carries its
                     // flag: nothing after it can add to the answer.
                     if g.key.len() == e.wrapping_sub(s) && eq_span(&g.padded, f, s, e) {
-                        return (Some(g), longer);
+                        return (Some(gi), longer);
                     }
                 }
             }
             i = (i + 1) & self.mask;
         }
         (None, longer)
+    }
+
+    /// The group of an index [`Table::get`] returned.
+    #[inline]
+    fn group(&self, i: usize) -> Option<&Group> {
+        self.groups.get(i)
     }
 
     /// Rebuilds the table from entries read back from an image (keys are
@@ -654,97 +675,153 @@ impl PathTables {
     /// the matching form is `hay` followed by `/`), with caller-owned
     /// scratch (kept between queries, so a query allocates nothing once
     /// it has grown).
+    ///
+    /// One pass over the segments looks up each one's name and extension
+    /// and (while some prefix key is longer than the path so far) the path
+    /// up to its end; prefix rules whose tail asks for a later segment's
+    /// extension are searched after it, by the extensions of the segments
+    /// that have one.
     #[inline]
     pub(crate) fn find_into(&self, hay: &[u8], scratch: &mut PathScratch, out: &mut Vec<u32>) {
-        let PathScratch { f, segs } = scratch;
-        let (changed, same) = fold_and_split(hay, f, segs);
+        let PathScratch { f, dotted, pending } = scratch;
+        dotted.clear();
+        pending.clear();
+        let (len, changed, same) = fold_path(hay, f);
+        let f = f.get(..len).unwrap_or_default();
         let q = Query {
             hay,
             f,
-            n: f.len().saturating_sub(PAD),
+            n: len.saturating_sub(PAD),
             same,
             lower: !changed,
         };
-        q.complete(segs);
-        // Every segment with its hashes: the tails of prefix rules are
-        // compared with the later segments' codes.
-        let mut prefixes = true;
-        let segs: &[Seg] = segs;
-        for (j, me) in segs.iter().enumerate() {
-            let later = segs.get(j + 1..).unwrap_or_default();
-            prefixes = self.segment(&q, me, later, prefixes, out);
+        let mut prefixes = !self.prefix.is_empty();
+        let (names, exts) = (!self.name.is_empty(), !self.ext.is_empty());
+        let mut before = CHAIN_START;
+        let (mut k, mut s, mut o) = (0, 0, 0);
+        loop {
+            let (me, hash) = q.segment(k, s, o);
+            if names && self.name.may_hold(hash) {
+                self.name_hit(&q, &me, hash, out);
+            }
+            if me.code != NO_EXT {
+                if exts && self.ext.may_hold(me.code) {
+                    self.ext_hit(&q, &me, out);
+                }
+                dotted.push(me);
+            }
+            if prefixes {
+                before = chain(before, hash);
+                let (g, longer) = self.prefix.get(before, q.f, 0, me.se);
+                if let Some(gi) = g {
+                    self.prefix_hit(gi, &q, &me, pending, out);
+                }
+                prefixes = longer;
+            }
+            if me.se >= q.n {
+                break;
+            }
+            (k, s, o) = (k + 1, me.se + 1, me.oe + 1);
+        }
+        for &(gi, k, oe) in pending.iter() {
+            self.coded_hits(gi, &q, k, oe, dotted, out);
         }
     }
 
-    /// The lookups of one segment: its name, its extension, and (when
-    /// `prefixes`) the path up to its end. Prefix rules' coded tails are
-    /// looked up by the codes of the `later` segments. Returns whether some
-    /// prefix key is longer than the path up to this segment (else no
-    /// longer prefix can be a key).
+    /// The entries of the name key equal to the segment `me` (of hash
+    /// `hash`).
     #[inline]
-    fn segment(
+    fn name_hit(&self, q: &Query<'_>, me: &Seg, hash: u64, out: &mut Vec<u32>) {
+        let Some(g) = self.name.get(hash, q.f, me.s, me.se).0 else {
+            return;
+        };
+        let Some(g) = self.name.group(g) else {
+            return;
+        };
+        for it in g.entries.iter() {
+            let e = &it.e;
+            // A case-sensitive entry's text, equal to the segment when
+            // both are folded, is equal to it as it is: without folding
+            // having changed the path, exactly when folding does not
+            // change the entry's text.
+            if e.folded
+                || if q.lower {
+                    it.lower
+                } else {
+                    *e.text == *q.oseg(me)
+                }
+            {
+                out.push(e.id);
+            }
+        }
+    }
+
+    /// The entries of the extension key equal to the final extension of
+    /// the segment `me` whose text the segment ends with.
+    #[inline]
+    fn ext_hit(&self, q: &Query<'_>, me: &Seg, out: &mut Vec<u32>) {
+        let Some(g) = self.ext.get(me.code, q.f, me.dot, me.se).0 else {
+            return;
+        };
+        let Some(g) = self.ext.group(g) else {
+            return;
+        };
+        let (oseg, sseg) = (q.oseg(me), q.f.get(me.s..me.se).unwrap_or_default());
+        for it in g.entries.iter() {
+            let e = &it.e;
+            let against = if e.folded || q.lower { sseg } else { oseg };
+            if against.ends_with(&e.text) {
+                out.push(e.id);
+            }
+        }
+    }
+
+    /// The uncoded entries of the prefix group `gi`, whose key is the path
+    /// up to the segment `me`; the group is kept in `pending` when it has
+    /// coded ones.
+    #[inline]
+    fn prefix_hit(
         &self,
+        gi: usize,
         q: &Query<'_>,
         me: &Seg,
-        later: &[Seg],
-        prefixes: bool,
+        pending: &mut Vec<(usize, usize, usize)>,
         out: &mut Vec<u32>,
-    ) -> bool {
-        let (hay, f) = (q.hay, q.f);
-        let oseg = || hay.get(me.o..me.oe).unwrap_or_default();
-        // Whether a case-sensitive entry's text, equal to a stretch of the
-        // path when both are folded, is equal to it as it is: without
-        // folding having changed the path, exactly when folding does not
-        // change the entry's text.
-        let lower = q.lower;
-        if !self.name.is_empty() && self.name.may_hold(me.hash) {
-            if let (Some(g), _) = self.name.get(me.hash, f, me.s, me.se) {
-                for it in g.entries.iter() {
-                    let e = &it.e;
-                    if e.folded || if lower { it.lower } else { *e.text == *oseg() } {
-                        out.push(e.id);
-                    }
-                }
-            }
-        }
-        if !self.ext.is_empty() && me.code != NO_EXT && self.ext.may_hold(me.code) {
-            if let (Some(g), _) = self.ext.get(me.code, f, me.dot, me.se) {
-                let (oseg, sseg) = (oseg(), f.get(me.s..me.se).unwrap_or_default());
-                for it in g.entries.iter() {
-                    let e = &it.e;
-                    let against = if e.folded || lower { sseg } else { oseg };
-                    if against.ends_with(&e.text) {
-                        out.push(e.id);
-                    }
-                }
-            }
-        }
-        if !prefixes || self.prefix.is_empty() {
-            return false;
-        }
-        let (g, longer) = self.prefix.get(me.chain, f, 0, me.se);
-        let Some(g) = g else {
-            return longer;
+    ) {
+        let Some(g) = self.prefix.group(gi) else {
+            return;
         };
-        // The path up to this segment's `/` (the terminator after the
-        // last one).
-        let op = || hay.get(..me.oe).unwrap_or_default();
-        let case_ok = |it: &Item| it.e.folded || if lower { it.lower } else { *it.e.text == *op() };
-        // Coded entries are looked up by the codes of the later segments.
         let (plain, coded) = g.entries.split_at(g.plain.min(g.entries.len()));
         for it in plain {
-            if case_ok(it) && tail_fits(&it.e.tail, it.e.folded, q, me) {
+            if q.case_ok(it, me.oe) && tail_fits(&it.e.tail, it.e.folded, q, me) {
                 out.push(it.e.id);
             }
         }
-        // Coded entries are searched only when some later segment has
-        // the code bit of one.
-        if coded.is_empty() || g.codes & me.later == 0 {
-            return longer;
+        if !coded.is_empty() {
+            pending.push((gi, me.k, me.oe));
         }
-        for (k, sg) in later.iter().enumerate() {
+    }
+
+    /// The coded entries of the prefix group `gi`, whose key is the path
+    /// up to the segment numbered `k` (which ends at `oe` in the path as
+    /// it is), whose tail a later segment of `dotted` (the segments with a
+    /// `.`) ends with.
+    fn coded_hits(
+        &self,
+        gi: usize,
+        q: &Query<'_>,
+        k: usize,
+        oe: usize,
+        dotted: &[Seg],
+        out: &mut Vec<u32>,
+    ) {
+        let Some(g) = self.prefix.group(gi) else {
+            return;
+        };
+        let coded = g.entries.get(g.plain..).unwrap_or_default();
+        for sg in dotted.iter().filter(|sg| sg.k > k) {
             let code = sg.code;
-            if g.codes & 1 << (code & 63) == 0 || code == NO_EXT {
+            if g.codes & 1 << (code & 63) == 0 {
                 continue;
             }
             let from = coded.partition_point(|it| it.code < code);
@@ -754,30 +831,39 @@ impl PathTables {
                     break;
                 }
                 let t = match &it.e.tail {
-                    Tail::Child(t) if k == 0 => t,
+                    Tail::Child(t) if sg.k == k + 1 => t,
                     Tail::Deep(t) => t,
                     _ => continue,
                 };
-                let seg = if it.e.folded || lower {
-                    f.get(sg.s..sg.se)
+                let ends = if it.e.folded || q.lower {
+                    let n = it.tail_len;
+                    if n != 0 {
+                        // The segment's last `n` bytes, a word from
+                        // inside the padded folded path.
+                        let keep = u64::MAX >> (64 - 8 * n as u32);
+                        sg.se - sg.s >= n && word_at(q.f, sg.se - n) & keep == it.tail_word
+                    } else {
+                        q.f.get(sg.s..sg.se).is_some_and(|x| x.ends_with(t))
+                    }
                 } else {
-                    hay.get(sg.o..sg.oe)
+                    q.hay.get(sg.o..sg.oe).is_some_and(|x| x.ends_with(t))
                 };
-                if case_ok(it) && seg.is_some_and(|x| x.ends_with(t)) {
+                if ends && q.case_ok(it, oe) {
                     out.push(it.e.id);
                 }
             }
         }
-        longer
     }
 }
 
-/// A path query's scratch: the path folded (followed by [`PAD`] zero
-/// bytes) and its segments.
+/// A path query's scratch: the path folded (followed by [`PAD`] bytes),
+/// its segments that have a `.`, and the prefix groups with coded entries
+/// it reached (each with the segment that ends its key).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PathScratch {
     f: Vec<u8>,
-    segs: Vec<Seg>,
+    dotted: Vec<Seg>,
+    pending: Vec<(usize, usize, usize)>,
 }
 
 /// The high bit of each byte of `w` (ASCII) that is an ASCII capital.
@@ -793,15 +879,12 @@ fn upper_mask(w: u64) -> u64 {
 /// The high bit of each byte of a word.
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
-/// The word of `hay` from `i` (at most its length) as the query reads it:
+/// The last word of `hay`, from `i` (`hay.len() - 8 < i <= hay.len()`):
 /// its bytes up to the path's end, then the `/` after the path (where
 /// the matching form has it), then zero bytes.
 #[inline]
 fn path_word(hay: &[u8], i: usize) -> u64 {
     let n = hay.len();
-    if i + 8 <= n {
-        return word_at(hay, i);
-    }
     let r = n.saturating_sub(i);
     let w = if n >= 8 {
         // The path's last eight bytes, of which the last `r` are kept.
@@ -818,63 +901,63 @@ fn path_word(hay: &[u8], i: usize) -> u64 {
     w | u64::from(b'/') << (8 * r)
 }
 
-/// Folds `hay` and splits it into segments (see [`split`]): the folded
-/// path, then [`PAD`] bytes (a `/`, where the matching form has it, then
-/// zero bytes), in `f`, the segments in `segs` (both emptied first).
-/// Returns whether folding changed the path (or it is not ASCII) and
-/// whether its segments are at the same offsets in the path as it is.
+/// Folds `hay` into `f`: the folded path, then [`PAD`] bytes (a `/`,
+/// where the matching form has it, then zero bytes), from its start (`f`
+/// may be longer: it only grows, so that a query writes its words without
+/// zeroing them first). Returns the length of these bytes, whether folding
+/// changed the path (or it is not ASCII) and whether the folded path is as
+/// long as the path (so that their segments are at the same offsets).
 ///
-/// An ASCII path is folded a word at a time as it is split (each word
-/// the split reads, folded, is written to `f` where it was read: every
-/// byte of the path is in one); any other is folded byte by byte first.
-fn fold_and_split(hay: &[u8], f: &mut Vec<u8>, segs: &mut Vec<Seg>) -> (bool, bool) {
+/// An ASCII path is folded a word at a time; any other byte by byte.
+fn fold_path(hay: &[u8], f: &mut Vec<u8>) -> (usize, bool, bool) {
     let n = hay.len();
-    f.clear();
-    segs.clear();
-    f.resize(n + PAD, 0);
+    let whole = n - n % 8;
+    if f.len() < whole + 2 * PAD {
+        f.resize(whole + 2 * PAD, 0);
+    }
     let mut changed = 0u64;
     let mut high = 0u64;
-    split(n, segs, |i| {
-        let w = path_word(hay, i);
+    let mut fold = |w: u64| {
         high |= w & HIGH;
         let m = upper_mask(w & !HIGH);
         changed |= m;
-        let w = w | m >> 2;
-        if let Some(d) = f.get_mut(i..i + 8) {
-            d.copy_from_slice(&w.to_le_bytes());
+        (w | m >> 2).to_le_bytes()
+    };
+    if let Some((body, rest)) = f.split_at_mut_checked(whole) {
+        for (d, c) in body.chunks_exact_mut(8).zip(hay.chunks_exact(8)) {
+            d.copy_from_slice(&fold(<[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes)));
         }
-        w
-    });
+        if let Some(d) = rest.get_mut(..2 * PAD) {
+            let (last, zero) = d.split_at_mut(PAD);
+            last.copy_from_slice(&fold(path_word(hay, whole)));
+            zero.fill(0);
+        }
+    }
     if high == 0 {
-        return (changed != 0, true);
+        return (n + PAD, changed != 0, true);
     }
     // Not ASCII: byte by byte.
     f.clear();
-    segs.clear();
     fold_into(hay, f);
-    let n = f.len();
+    let folded = f.len();
     f.push(b'/');
     f.extend_from_slice(&[0; PAD - 1]);
-    split(n, segs, |i| word_at(f, i));
-    (true, n == hay.len())
+    (folded + PAD, true, folded == n)
 }
 
-/// One segment of a query: its bounds in the path as it is (`o..oe`) and
-/// folded (`s..se`), where its last `.` is in the folded path (`se`
-/// without one), and its hashes: of its folded text, of the folded path
-/// up to it (chained), and its extension code; and the code bits (as
-/// [`Group::codes`] has them) of the segments after it that have a `.`.
+/// One segment of a query: its number, its bounds in the path as it is
+/// (`o..oe`) and folded (`s..se`), where its last `.` is in the folded
+/// path (`se` without one), and its extension code ([`NO_EXT`] without
+/// a `.`).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Seg {
+    k: usize,
     o: usize,
     oe: usize,
     s: usize,
     se: usize,
     dot: usize,
-    hash: u64,
-    chain: u64,
     code: u64,
-    later: u64,
 }
 
 /// The bytes of `w` equal to `b`: the high bit of each set, the others
@@ -891,7 +974,7 @@ fn byte_mask(w: u64, b: u8) -> u64 {
 /// A query's path as it is and folded.
 struct Query<'a> {
     hay: &'a [u8],
-    /// Folded, then [`PAD`] bytes (see [`fold_and_split`]).
+    /// Folded, then [`PAD`] bytes (see [`fold_path`]).
     f: &'a [u8],
     /// The folded path's length.
     n: usize,
@@ -902,95 +985,95 @@ struct Query<'a> {
     lower: bool,
 }
 
-/// Pushes the segments of a folded path of `n` bytes onto `segs`, with
-/// their bounds, last `.`, hash and chained hash, each scanned and hashed
-/// in one pass over its words (`word(i)`: the eight bytes from `i`,
-/// folded, for `i` up to `n`; `/` at `n`; no `.` after), eight bytes from
-/// its start, the `/` and `.` among them found a word at a time. The
-/// other fields are for [`Query::complete`].
+/// The end of the segment of the folded path `f` (of `n` bytes, then a
+/// `/`) from `start`, its last `.` (`usize::MAX` without one) and the
+/// hash of its text ([`hash_span`]), scanned and hashed in one pass over
+/// its words from `start`, the `/` and `.` among them found a word at a
+/// time.
 #[inline]
-fn split(n: usize, segs: &mut Vec<Seg>, mut word: impl FnMut(usize) -> u64) {
-    let mut start = 0usize;
-    let mut before = CHAIN_START;
-    loop {
-        let mut i = start;
-        let mut h = SEED;
-        let mut dot = None;
-        let end = loop {
-            let w = word(i);
-            // The `/` bits are exact up to the first `/`; the `.` bits up
-            // to the first `.` and where a `/` is taken for one.
-            let stop = byte_mask(w, b'/');
-            let dots = byte_mask(w, b'.');
-            if stop == 0 {
-                if dots != 0 {
-                    dot = Some(i + (63 - dots.leading_zeros() as usize) / 8);
-                }
-                h = mix(h, w);
-                i += 8;
-                if i > n {
-                    // Never (the `/` at `n` stops the scan).
-                    break n;
-                }
-                continue;
+fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
+    let mut i = start;
+    let mut h = SEED;
+    let mut dot = usize::MAX;
+    let end = loop {
+        let w = word_at(f, i);
+        // The `/` bits are exact up to the first `/`; the `.` bits up
+        // to the first `.` and where a `/` is taken for one.
+        let stop = byte_mask(w, b'/');
+        let dots = byte_mask(w, b'.');
+        if stop == 0 {
+            if dots != 0 {
+                dot = i + (63 - dots.leading_zeros() as usize) / 8;
             }
-            // The bytes before the first `/`.
-            let keep = ((stop & stop.wrapping_neg()) >> 7).wrapping_sub(1);
-            let d = dots & keep;
-            if d != 0 {
-                dot = Some(i + (63 - d.leading_zeros() as usize) / 8);
+            h = mix(h, w);
+            i += 8;
+            if i > n {
+                // Never (the `/` at `n` stops the scan).
+                break n;
             }
-            if keep != 0 {
-                h = mix(h, w & keep);
-            }
-            break (i + (stop.trailing_zeros() / 8) as usize).min(n);
-        };
-        let hash = finish(h, end.saturating_sub(start));
-        let chain = chain(before, hash);
-        segs.push(Seg {
-            o: start,
-            oe: end,
-            s: start,
-            se: end,
-            dot: dot.unwrap_or(end),
-            hash,
-            chain,
-            code: NO_EXT,
-            later: 0,
-        });
-        if end >= n {
-            break;
+            continue;
         }
-        before = chain;
-        start = end + 1;
-    }
+        // The bytes before the first `/`.
+        let keep = ((stop & stop.wrapping_neg()) >> 7).wrapping_sub(1);
+        let d = dots & keep;
+        if d != 0 {
+            dot = i + (63 - d.leading_zeros() as usize) / 8;
+        }
+        if keep != 0 {
+            h = mix(h, w & keep);
+        }
+        break (i + (stop.trailing_zeros() / 8) as usize).min(n);
+    };
+    (end, dot, finish(h, end.saturating_sub(start)))
 }
 
 impl Query<'_> {
-    /// Completes the segments [`split`] found: their extension codes, the
-    /// code bits of the later ones, and (when the path as it is has its
-    /// segments elsewhere) their bounds in the path as it is.
-    fn complete(&self, segs: &mut [Seg]) {
-        let mut later = 0u64;
-        for sg in segs.iter_mut().rev() {
-            sg.later = later;
-            if sg.dot < sg.se {
-                sg.code = hash_span(self.f, sg.dot, sg.se).max(2);
-                later |= 1 << (sg.code & 63);
+    /// The segment numbered `k` that starts at `s` in the folded path and
+    /// at `o` in the path as it is, and the hash of its folded text.
+    #[inline(always)]
+    fn segment(&self, k: usize, s: usize, o: usize) -> (Seg, u64) {
+        let (se, dot, hash) = scan(self.f, s, self.n);
+        let oe = if self.same {
+            se
+        } else {
+            self.hay
+                .get(o..)
+                .and_then(|r| r.iter().position(|&b| b == b'/'))
+                .map_or(self.hay.len(), |i| o + i)
+        };
+        let (dot, code) = if dot < se {
+            (dot, hash_span(self.f, dot, se).max(2))
+        } else {
+            (se, NO_EXT)
+        };
+        let sg = Seg {
+            k,
+            o,
+            oe,
+            s,
+            se,
+            dot,
+            code,
+        };
+        (sg, hash)
+    }
+
+    /// The segment `me` in the path as it is.
+    #[inline]
+    fn oseg(&self, me: &Seg) -> &[u8] {
+        self.hay.get(me.o..me.oe).unwrap_or_default()
+    }
+
+    /// Whether a prefix entry's case fits the path up to `oe` (the end of
+    /// the segment that ends its key, see [`PathTables::name_hit`]).
+    #[inline]
+    fn case_ok(&self, it: &Item, oe: usize) -> bool {
+        it.e.folded
+            || if self.lower {
+                it.lower
+            } else {
+                *it.e.text == *self.hay.get(..oe).unwrap_or_default()
             }
-        }
-        if !self.same {
-            let mut o = 0;
-            for sg in segs.iter_mut() {
-                let oe = self
-                    .hay
-                    .get(o..)
-                    .and_then(|r| r.iter().position(|&b| b == b'/'))
-                    .map_or(self.hay.len(), |i| o + i);
-                (sg.o, sg.oe) = (o, oe);
-                o = oe + 1;
-            }
-        }
     }
 }
 
@@ -1101,13 +1184,15 @@ mod tests {
         assert!(out.is_empty(), "{out:?}");
     }
 
-    /// The segments of a path, as [`Query::segments`] finds them a word at
-    /// a time, are those of splitting it at each `/`: bounds, last `.`,
-    /// hashes, codes and the code bits of the later ones.
+    /// The segments of a path, as [`Query::segment`] finds them a word at
+    /// a time after [`fold_path`], are those of splitting it at each `/`:
+    /// bounds, last `.`, hashes and codes.
     fn check_segments(hay: &[u8]) {
-        let (mut f, mut segs) = (Vec::new(), Vec::new());
-        let (changed, same) = fold_and_split(hay, &mut f, &mut segs);
-        let n = f.len() - PAD;
+        // Longer scratch, as a previous query leaves it.
+        let mut f = vec![b'x'; 100];
+        let (len, changed, same) = fold_path(hay, &mut f);
+        f.truncate(len);
+        let n = len - PAD;
         let folded = folded(hay);
         assert_eq!(f.get(..n), Some(&folded[..]));
         assert_eq!(f.get(n..), Some(&b"/\0\0\0\0\0\0\0"[..]));
@@ -1120,13 +1205,22 @@ mod tests {
             same,
             lower: !changed,
         };
-        q.complete(&mut segs);
+        let mut segs = Vec::new();
+        let (mut k, mut s, mut o) = (0, 0, 0);
+        loop {
+            let (sg, hash) = q.segment(k, s, o);
+            segs.push((sg, hash));
+            if sg.se >= n {
+                break;
+            }
+            (k, s, o) = (k + 1, sg.se + 1, sg.oe + 1);
+        }
         let parts: Vec<&[u8]> = folded.split(|&b| b == b'/').collect();
         let oparts: Vec<&[u8]> = hay.split(|&b| b == b'/').collect();
         assert_eq!(segs.len(), parts.len());
-        let (mut at, mut oat, mut h) = (0, 0, CHAIN_START);
-        let codes: Vec<u64> = parts.iter().map(|p| ext_code(p)).collect();
-        for (k, ((sg, part), opart)) in segs.iter().zip(&parts).zip(&oparts).enumerate() {
+        let (mut at, mut oat) = (0, 0);
+        for (k, ((&(sg, hash), part), opart)) in segs.iter().zip(&parts).zip(&oparts).enumerate() {
+            assert_eq!(sg.k, k);
             assert_eq!((sg.s, sg.se), (at, at + part.len()));
             assert_eq!((sg.o, sg.oe), (oat, oat + opart.len()));
             let dot = part
@@ -1134,15 +1228,8 @@ mod tests {
                 .rposition(|&b| b == b'.')
                 .map_or(sg.se, |d| at + d);
             assert_eq!(sg.dot, dot);
-            assert_eq!(sg.hash, hash_key(part));
-            h = chain(h, hash_key(part));
-            assert_eq!(sg.chain, h);
-            assert_eq!(sg.code, codes[k]);
-            let later = codes[k + 1..]
-                .iter()
-                .filter(|&&c| c != NO_EXT)
-                .fold(0u64, |m, c| m | 1 << (c & 63));
-            assert_eq!(sg.later, later);
+            assert_eq!(hash, hash_key(part));
+            assert_eq!(sg.code, ext_code(part));
             at += part.len() + 1;
             oat += opart.len() + 1;
         }
