@@ -327,14 +327,16 @@ fn might_evaluate(s: &str) -> bool {
 /// Whether `let` or a declaration word stands at `i`, followed by a blank
 /// or the end (the caller knows that a word starts there).
 fn declaration_or_let(b: &[u8], i: usize) -> bool {
-    if !matches!(b.get(i), Some(b'l' | b'd' | b't' | b'e' | b'r')) {
-        return false;
-    }
-    let len = ident_len(b, i);
-    matches!(
-        b.get(i..i + len),
-        Some(b"let" | b"declare" | b"typeset" | b"local" | b"export" | b"readonly")
-    ) && b.get(i + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
+    let len = match b.get(i..).unwrap_or(&[]) {
+        [b'l', b'e', b't', ..] => 3,
+        [b'l', b'o', b'c', b'a', b'l', ..] => 5,
+        [b'e', b'x', b'p', b'o', b'r', b't', ..] => 6,
+        [b'd', b'e', b'c', b'l', b'a', b'r', b'e', ..] => 7,
+        [b't', b'y', b'p', b'e', b's', b'e', b't', ..] => 7,
+        [b'r', b'e', b'a', b'd', b'o', b'n', b'l', b'y', ..] => 8,
+        _ => return false,
+    };
+    b.get(i + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
 }
 
 /// Where `let` or a declaration word starts a word of `b` and is followed
@@ -344,9 +346,14 @@ fn context_words(b: &[u8]) -> Vec<usize> {
     let ends_word = |k: usize, len: usize| {
         word_start(b, k) && b.get(k + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
     };
+    let mut out: Vec<usize> = Vec::new();
+    if b.len() <= 256 {
+        // A short text: each word start looked at.
+        out.extend((0..b.len()).filter(|&k| word_start(b, k) && declaration_or_let(b, k)));
+        return out;
+    }
     // One substring search a word: each looks for the word's rarest
     // bytes, which a text of other words (`read read …`) seldom holds.
-    let mut out: Vec<usize> = Vec::new();
     for w in CONTEXT_WORDS {
         out.extend(b.find_iter(w).filter(|&k| ends_word(k, w.len())));
     }
