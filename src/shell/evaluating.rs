@@ -172,6 +172,11 @@ fn positional_in(b: &[u8]) -> bool {
         b.get(k)
             .is_some_and(|c| c.is_ascii_digit() || matches!(c, b'@' | b'*'))
     };
+    let word = |k: usize| {
+        b.get(k..k + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            .map(u64::from_le_bytes)
+    };
     let mut chunks = b.chunks_exact(8);
     let mut base = 0;
     for c in &mut chunks {
@@ -179,6 +184,16 @@ fn positional_in(b: &[u8]) -> bool {
         // The top bit of each byte that is `$` (a byte of `x` that is 0),
         // exactly: no carry crosses a byte.
         let mut dollars = !(((x & LOW) + LOW) | x | LOW);
+        // The parameter's name is 1 to 3 bytes after its `$`: none of
+        // those 8 + 3 bytes is a digit, `@` or `*`, none of these `$`
+        // writes one.
+        if dollars != 0
+            && let (Some(p), Some(q)) = (word(base + 1), word(base + 3))
+            && !names_one(p)
+            && !names_one(q)
+        {
+            dollars = 0;
+        }
         while dollars != 0 {
             if at(base + (dollars.trailing_zeros() / 8) as usize) {
                 return true;
@@ -192,6 +207,23 @@ fn positional_in(b: &[u8]) -> bool {
         .iter()
         .enumerate()
         .any(|(k, &c)| c == b'$' && at(base + k))
+}
+
+/// Whether one of the 8 bytes of `w` is a digit, `@` or `*` (the
+/// one-byte names of positional parameters), exactly: no carry crosses a
+/// byte.
+fn names_one(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let equal = |c: u8| {
+        let x = w ^ (ONES * u64::from(c));
+        !(((x & LOW) + LOW) | x | LOW)
+    };
+    // Bytes below 0x80 from `0` (0x30) on and not from `:` (0x3a) on.
+    let y = w & LOW;
+    let digits = (y + ONES * 0x50) & !(y + ONES * 0x46) & !w & HIGH;
+    (digits | equal(b'@') | equal(b'*')) != 0
 }
 
 /// A script's contexts (in the order found) and their union.
@@ -327,14 +359,16 @@ fn might_evaluate(s: &str) -> bool {
 /// Whether `let` or a declaration word stands at `i`, followed by a blank
 /// or the end (the caller knows that a word starts there).
 fn declaration_or_let(b: &[u8], i: usize) -> bool {
-    if !matches!(b.get(i), Some(b'l' | b'd' | b't' | b'e' | b'r')) {
-        return false;
-    }
-    let len = ident_len(b, i);
-    matches!(
-        b.get(i..i + len),
-        Some(b"let" | b"declare" | b"typeset" | b"local" | b"export" | b"readonly")
-    ) && b.get(i + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
+    let len = match b.get(i..).unwrap_or(&[]) {
+        [b'l', b'e', b't', ..] => 3,
+        [b'l', b'o', b'c', b'a', b'l', ..] => 5,
+        [b'e', b'x', b'p', b'o', b'r', b't', ..] => 6,
+        [b'd', b'e', b'c', b'l', b'a', b'r', b'e', ..] => 7,
+        [b't', b'y', b'p', b'e', b's', b'e', b't', ..] => 7,
+        [b'r', b'e', b'a', b'd', b'o', b'n', b'l', b'y', ..] => 8,
+        _ => return false,
+    };
+    b.get(i + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
 }
 
 /// Where `let` or a declaration word starts a word of `b` and is followed
@@ -344,9 +378,14 @@ fn context_words(b: &[u8]) -> Vec<usize> {
     let ends_word = |k: usize, len: usize| {
         word_start(b, k) && b.get(k + len).is_none_or(|c| matches!(c, b' ' | b'\t'))
     };
+    let mut out: Vec<usize> = Vec::new();
+    if b.len() <= 256 {
+        // A short text: each word start looked at.
+        out.extend((0..b.len()).filter(|&k| word_start(b, k) && declaration_or_let(b, k)));
+        return out;
+    }
     // One substring search a word: each looks for the word's rarest
     // bytes, which a text of other words (`read read …`) seldom holds.
-    let mut out: Vec<usize> = Vec::new();
     for w in CONTEXT_WORDS {
         out.extend(b.find_iter(w).filter(|&k| ends_word(k, w.len())));
     }
@@ -1166,6 +1205,26 @@ mod tests {
             for p in ["$x", "${a}", "${!a}", "$", "${", "${!", "$$ $-"] {
                 let s = format!("{before}{p}");
                 assert!(!super::positional_in(s.as_bytes()), "{s:?}");
+            }
+        }
+    }
+
+    /// Each byte value at each place of a word is told a digit, `@` or
+    /// `*` exactly, beside any other byte.
+    #[test]
+    fn one_byte_names_in_a_word() {
+        for fill in [b'x', b'$', 0x2f, 0x3a, 0xb0, 0xff, 0x00] {
+            for c in 0..=255u8 {
+                for k in 0..8 {
+                    let mut w = [fill; 8];
+                    w[k] = c;
+                    let want = c.is_ascii_digit() || c == b'@' || c == b'*';
+                    assert_eq!(
+                        super::names_one(u64::from_le_bytes(w)),
+                        want,
+                        "{c:#x} at {k} in {fill:#x}"
+                    );
+                }
             }
         }
     }
