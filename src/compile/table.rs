@@ -185,12 +185,12 @@ fn mix(h: u64, w: u64) -> u64 {
 }
 
 /// The last step of [`hash_span`]: the length of the text and a final
-/// mix of the state. Never 0 (an empty slot).
+/// mix of the state (a multiply, then its high half folded into the low
+/// bits that index a table). Never 0 (an empty slot).
 #[inline]
 fn finish(h: u64, len: usize) -> u64 {
-    let h = h ^ (len as u64).wrapping_mul(0xC2B2_AE3D_27D4_EB4F);
-    let h = (h ^ (h >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9) ^ (h >> 32);
-    h.max(1)
+    let h = (h ^ len as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    (h ^ (h >> 29)).max(1)
 }
 
 /// The hash of `f[s..e]` (a folded key, segment or extension), read a
@@ -506,6 +506,18 @@ impl Table {
 /// the rule is case-insensitive).
 #[inline]
 fn tail_fits(tail: &Tail, folded: bool, q: &Query<'_>, me: &Seg) -> bool {
+    match tail {
+        Tail::Free => true,
+        // Something after the segment's `/`.
+        Tail::More => me.oe + 1 < q.hay.len(),
+        _ => tail_fits_rest(tail, folded, q, me),
+    }
+}
+
+/// [`tail_fits`] for a tail that asks for a segment ending (without a
+/// `.`, so not searched by code).
+#[inline(never)]
+fn tail_fits_rest(tail: &Tail, folded: bool, q: &Query<'_>, me: &Seg) -> bool {
     let rest = || q.hay.get(me.oe + 1..).unwrap_or_default();
     let r = || {
         if folded {
@@ -723,8 +735,15 @@ impl PathTables {
             }
             (k, s, o) = (k + 1, me.se + 1, me.oe + 1);
         }
-        for &(gi, k, oe) in pending.iter() {
-            self.coded_hits(gi, &q, k, oe, dotted, out);
+        for &(gi, codes, k, oe) in pending.iter() {
+            // The code bits of the later segments.
+            let later = dotted
+                .iter()
+                .filter(|sg| sg.k > k)
+                .fold(0u64, |m, sg| m | 1 << (sg.code & 63));
+            if codes & later != 0 {
+                self.coded_hits(gi, &q, k, oe, dotted, out);
+            }
         }
     }
 
@@ -785,7 +804,7 @@ impl PathTables {
         gi: usize,
         q: &Query<'_>,
         me: &Seg,
-        pending: &mut Vec<(usize, usize, usize)>,
+        pending: &mut Vec<(usize, u64, usize, usize)>,
         out: &mut Vec<u32>,
     ) {
         let Some(g) = self.prefix.group(gi) else {
@@ -798,7 +817,7 @@ impl PathTables {
             }
         }
         if !coded.is_empty() {
-            pending.push((gi, me.k, me.oe));
+            pending.push((gi, g.codes, me.k, me.oe));
         }
     }
 
@@ -858,12 +877,13 @@ impl PathTables {
 
 /// A path query's scratch: the path folded (followed by [`PAD`] bytes),
 /// its segments that have a `.`, and the prefix groups with coded entries
-/// it reached (each with the segment that ends its key).
+/// it reached (each with its code bits, and the number and end of the
+/// segment that ends its key).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PathScratch {
     f: Vec<u8>,
     dotted: Vec<Seg>,
-    pending: Vec<(usize, usize, usize)>,
+    pending: Vec<(usize, u64, usize, usize)>,
 }
 
 /// The high bit of each byte of `w` (ASCII) that is an ASCII capital.
@@ -995,8 +1015,10 @@ fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
     let mut i = start;
     let mut h = SEED;
     let mut dot = usize::MAX;
-    let end = loop {
-        let w = word_at(f, i);
+    // The words from `start`: `f` holds at least eight bytes from `n`,
+    // so that the one holding the `/` at `n` is whole.
+    for c in f.get(start..).unwrap_or_default().chunks_exact(8) {
+        let w = <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes);
         // The `/` bits are exact up to the first `/`; the `.` bits up
         // to the first `.` and where a `/` is taken for one.
         let stop = byte_mask(w, b'/');
@@ -1007,10 +1029,6 @@ fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
             }
             h = mix(h, w);
             i += 8;
-            if i > n {
-                // Never (the `/` at `n` stops the scan).
-                break n;
-            }
             continue;
         }
         // The bytes before the first `/`.
@@ -1022,9 +1040,11 @@ fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
         if keep != 0 {
             h = mix(h, w & keep);
         }
-        break (i + (stop.trailing_zeros() / 8) as usize).min(n);
-    };
-    (end, dot, finish(h, end.saturating_sub(start)))
+        let end = (i + (stop.trailing_zeros() / 8) as usize).min(n);
+        return (end, dot, finish(h, end.saturating_sub(start)));
+    }
+    // Never (the `/` at `n` stops the scan).
+    (n, dot, finish(h, n.saturating_sub(start)))
 }
 
 impl Query<'_> {
