@@ -1993,11 +1993,11 @@ impl<'s> Parser<'s, '_> {
                 break;
             }
             let read = if over {
-                self.read_redirection::<false>()
+                self.read_redirection::<false>(&mut redirs)
             } else {
-                self.read_redirection::<true>()
+                self.read_redirection::<true>(&mut redirs)
             };
-            let Some((at, r)) = read else {
+            let Some((at, _)) = read else {
                 return;
             };
             span = Some(span.map_or(at.start, |s| s.start)..at.end);
@@ -2007,15 +2007,7 @@ impl<'s> Parser<'s, '_> {
                 && !self.newline_after(span.as_ref().map_or(0, |s| s.start))
             {
                 over = true;
-            }
-            if over {
-                if redirs.capacity() > 0 {
-                    redirs = Vec::new();
-                }
-            } else if let Some(r) = r {
-                let rest = self.src.get(self.pos..self.end).unwrap_or(&[]);
-                redirection_room(&mut redirs, rest);
-                redirs.push(r);
+                redirs = Vec::new();
             }
         }
         if !self.at_command_end() && !self.st.abort {
@@ -2105,19 +2097,23 @@ impl<'s> Parser<'s, '_> {
         }
     }
 
+    /// Reads a redirection onto the end of `to` (the redirections of a
+    /// command being read: room made as [`redirection_room`] does; no copy
+    /// of it on the way); its operator. `None` when reading stopped.
     #[inline(never)]
-    fn redirection(&mut self) -> Option<Redirection> {
-        self.read_redirection::<true>().and_then(|(_, r)| r)
+    fn redirection_onto(&mut self, to: &mut Vec<Redirection>) -> Option<RedirectionOp> {
+        self.read_redirection::<true>(to).map(|(_, op)| op)
     }
 
-    /// [`Parser::redirection`] and its span; without `KEEP`, the span
-    /// only (for redirections that are read but not kept: the target's
-    /// word is not made unless it is a here-document's delimiter). `None`
-    /// when reading stopped.
+    /// Reads a redirection (queueing a here-document's), with `KEEP` onto
+    /// the end of `to` (else, for redirections read but not kept, the
+    /// target's word is not made unless it is a here-document's
+    /// delimiter); its span and operator. `None` when reading stopped.
     #[inline(always)]
     fn read_redirection<const KEEP: bool>(
         &mut self,
-    ) -> Option<(Range<usize>, Option<Redirection>)> {
+        to: &mut Vec<Redirection>,
+    ) -> Option<(Range<usize>, RedirectionOp)> {
         let start = self.pos;
         let mut fd: Option<u32> = None;
         while let Some(b) = self.peek().filter(u8::is_ascii_digit) {
@@ -2201,14 +2197,17 @@ impl<'s> Parser<'s, '_> {
             });
         }
         let span = start..self.pos;
-        let r = target.filter(|_| KEEP).map(|target| Redirection {
-            span: span.clone(),
-            fd,
-            op,
-            target,
-            body: None,
-        });
-        Some((span, r))
+        if KEEP && let Some(target) = target {
+            redirection_room(to, self.src.get(self.pos..self.end).unwrap_or(&[]));
+            to.push(Redirection {
+                span: span.clone(),
+                fd,
+                op,
+                target,
+                body: None,
+            });
+        }
+        Some((span, op))
     }
 
     /// Reads the bodies of the pending here-documents of this script; the
@@ -2438,19 +2437,14 @@ impl<'s> Parser<'s, '_> {
                 Ok(lx) | Err(lx) => lx,
             };
             if self.at_redirection() {
-                let r = self.redirection()?;
-                end = self.pos;
                 let idx = redirections.len();
-                if matches!(r.op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip)
+                let op = self.redirection_onto(&mut redirections)?;
+                end = self.pos;
+                if matches!(op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip)
                     && let Some(h) = self.st.heredocs.last_mut()
                 {
                     h.redir = idx;
                 }
-                redirection_room(
-                    &mut redirections,
-                    self.src.get(self.pos..self.end).unwrap_or(&[]),
-                );
-                redirections.push(r);
                 continue;
             }
             if matches!(b, b';' | b'&' | b'|' | b')' | b'\n') {
