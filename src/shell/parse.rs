@@ -2028,10 +2028,16 @@ impl<'s> Parser<'s, '_> {
             // read inside the group (`sh -c`, a here-doc fed to a shell) is
             // run by one of them, which carries the redirection, and the
             // redirection's spans point into this script, not that one.
-            let inner = self.st.reading.commands[start_cmd + n..]
-                .iter()
-                .filter(|c| c.script == script)
-                .count();
+            // (Counted again unless they were not kept: then no body was
+            // read among them, and the count is the one above.)
+            let inner = if over {
+                inner
+            } else {
+                self.st.reading.commands[start_cmd + n..]
+                    .iter()
+                    .filter(|c| c.script == script)
+                    .count()
+            };
             // Each copy is text made from text read (its source; a body is
             // read later): the copies count against the budget, so that
             // many redirections around many commands stay linear.
