@@ -2131,19 +2131,19 @@ impl<'s> Parser<'s, '_> {
             self.pos += 1;
         }
         // The longest operator at the cursor.
-        let (len, op) = match (self.peek(), self.peek_at(1), self.peek_at(2)) {
-            (Some(b'<'), Some(b'<'), Some(b'<')) => (3, RedirectionOp::HereString),
-            (Some(b'<'), Some(b'<'), Some(b'-')) => (3, RedirectionOp::HereDocStrip),
-            (Some(b'<'), Some(b'<'), _) => (2, RedirectionOp::HereDoc),
-            (Some(b'<'), Some(b'&'), _) => (2, RedirectionOp::DupIn),
-            (Some(b'<'), Some(b'>'), _) => (2, RedirectionOp::ReadWrite),
-            (Some(b'<'), _, _) => (1, RedirectionOp::Read),
-            (Some(b'>'), Some(b'>'), _) => (2, RedirectionOp::Append),
-            (Some(b'>'), Some(b'|'), _) => (2, RedirectionOp::Clobber),
-            (Some(b'>'), Some(b'&'), _) => (2, RedirectionOp::DupOut),
-            (Some(b'>'), _, _) => (1, RedirectionOp::Write),
-            (Some(b'&'), Some(b'>'), Some(b'>')) => (3, RedirectionOp::AppendAll),
-            (Some(b'&'), Some(b'>'), _) => (2, RedirectionOp::WriteAll),
+        let (len, op) = match self.src.get(self.pos..self.end).unwrap_or(&[]) {
+            [b'<', b'<', b'<', ..] => (3, RedirectionOp::HereString),
+            [b'<', b'<', b'-', ..] => (3, RedirectionOp::HereDocStrip),
+            [b'<', b'<', ..] => (2, RedirectionOp::HereDoc),
+            [b'<', b'&', ..] => (2, RedirectionOp::DupIn),
+            [b'<', b'>', ..] => (2, RedirectionOp::ReadWrite),
+            [b'<', ..] => (1, RedirectionOp::Read),
+            [b'>', b'>', ..] => (2, RedirectionOp::Append),
+            [b'>', b'|', ..] => (2, RedirectionOp::Clobber),
+            [b'>', b'&', ..] => (2, RedirectionOp::DupOut),
+            [b'>', ..] => (1, RedirectionOp::Write),
+            [b'&', b'>', b'>', ..] => (3, RedirectionOp::AppendAll),
+            [b'&', b'>', ..] => (2, RedirectionOp::WriteAll),
             _ => return None,
         };
         self.pos += len;
@@ -2183,12 +2183,13 @@ impl<'s> Parser<'s, '_> {
                 Delim::Source(lx.start..lx.end)
             };
             let (script, depth, env) = (self.script, self.depth, self.env);
-            if self.st.heredocs.len() == self.st.heredocs.capacity() {
+            // Room, once there are a few, for this one and about as many
+            // as follow on its line (not doubling step by step).
+            let n = self.st.heredocs.len();
+            if n == self.st.heredocs.capacity() && n >= 4 {
                 let rest = self.src.get(self.pos..self.end).unwrap_or(&[]);
-                // (This one, and about as many as follow on its line.)
                 let more = ops_before::<false>(rest) + 1;
-                let n = self.st.heredocs.len();
-                self.st.heredocs.reserve_exact(more.max(n).max(4));
+                self.st.heredocs.reserve_exact(more.max(n));
             }
             self.st.heredocs.push(PendingHereDoc {
                 owner: None,
