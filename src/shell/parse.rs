@@ -125,13 +125,21 @@ struct PendingHereDoc {
     /// Index of the redirection: in its simple command's while that is
     /// read, then in `Reading::redirections` once the owner is known.
     redir: usize,
-    delim: Vec<u8>,
+    delim: Delim,
     strip_tabs: bool,
     quoted: bool,
     script: usize,
     depth: u8,
     /// The shell environment its owner runs in.
     env: u32,
+}
+
+/// A here-document's delimiter: a span of its script when that is what
+/// the line ending the body must hold (the source of a word quote removal
+/// left as it was, or of a dynamic word), else the decoded bytes.
+enum Delim {
+    Source(Range<usize>),
+    Decoded(Box<[u8]>),
 }
 
 /// A shell whose standard input is a pipe from another command.
@@ -507,6 +515,51 @@ fn room<T>(v: &mut Vec<T>, bound: usize) {
     }
 }
 
+/// About how many redirection operators `text` holds before the first
+/// byte that ends a line (or, with `ANY_END`, a command: `;` `&` `|` `)`
+/// `` ` `` too): the `<` and `>` that follow no other, counted in blocks of
+/// bytes (the block the end is in counted whole; comparisons only, which
+/// compilers turn into vector code). Room to reserve for what follows,
+/// not a bound.
+#[inline(never)]
+fn ops_before<const ANY_END: bool>(text: &[u8]) -> usize {
+    let op = |b: u8| u8::from((b == b'<') | (b == b'>'));
+    let mut n = 0;
+    let mut prev = 0;
+    for block in text.chunks(255) {
+        let ops = block.iter().fold(0u8, |k, &b| k.wrapping_add(op(b)));
+        let pairs = block
+            .iter()
+            .zip(block.get(1..).unwrap_or(&[]))
+            .fold(0u8, |k, (&a, &b)| k.wrapping_add(op(a) & op(b)));
+        let first = block.first().map_or(0, |&b| op(b) & prev);
+        prev = block.last().map_or(0, |&b| op(b));
+        n += usize::from(ops) - usize::from(pairs) - usize::from(first);
+        let ends = block.iter().fold(0u8, |e, &b| {
+            let end = (b == b'\n')
+                | (ANY_END & ((b == b';') | (b == b'&') | (b == b'|') | (b == b')') | (b == b'`')));
+            e | u8::from(end)
+        });
+        if ends != 0 {
+            break;
+        }
+    }
+    n
+}
+
+/// Makes room for one more redirection in `v`, the redirections of one
+/// command read so far, `rest` the text after the one to add: at the
+/// fifth and whenever full after, for it and as many more as `rest` seems
+/// to hold (at least as many as there are), not doubling step by step
+/// (each step copies the redirections and touches fresh memory).
+#[inline(always)]
+fn redirection_room(v: &mut Vec<Redirection>, rest: &[u8]) {
+    let n = v.len();
+    if n == v.capacity() && n >= 4 {
+        v.reserve_exact((ops_before::<true>(rest) + 1).max(n));
+    }
+}
+
 /// Scripts longer than this reserve room for the commands and words
 /// [`estimate`] finds (shorter ones for a share of their length).
 const LONG: usize = 4096;
@@ -622,6 +675,7 @@ fn read_script(
         env,
         st,
         keyword_at: Cell::new(None),
+        last_newline: Cell::new(None),
     };
     let stop = p.list(S_EOF, Connector::None);
     if !p.st.abort && stop != Some(S_EOF) {
@@ -1070,6 +1124,9 @@ struct Parser<'s, 'st> {
     /// The last answer of [`Parser::keyword`] and where it was asked
     /// (`(pos, end)`): a command's start is asked about several times.
     keyword_at: Cell<Option<KeywordAt>>,
+    /// Where the script's last newline is, once asked (see
+    /// [`Parser::newline_after`]).
+    last_newline: Cell<Option<Option<usize>>>,
 }
 
 impl<'s> Parser<'s, '_> {
@@ -1931,20 +1988,57 @@ impl<'s> Parser<'s, '_> {
         }
     }
 
+    /// Is there a newline in the script at or after `at`?
+    fn newline_after(&self, at: usize) -> bool {
+        let last = self.last_newline.get().unwrap_or_else(|| {
+            let last = self.src.iter().rposition(|&b| b == b'\n');
+            self.last_newline.set(Some(last));
+            last
+        });
+        last.is_some_and(|i| i >= at)
+    }
+
     /// Redirections after a compound command: their substitutions run
     /// before it, and they apply to every command inside.
     fn compound_redirections(&mut self, start_cmd: usize) {
         let inner_end = self.st.reading.commands.len();
+        let script = self.script;
+        // The commands of this script in the group (see below; the same
+        // after the loop unless it reads a here-document's body).
+        let inner = self.st.reading.commands[start_cmd..]
+            .iter()
+            .filter(|c| c.script() == script)
+            .count();
         let mut redirs = Vec::new();
+        // The span of all and the text they make (see below): once that
+        // is more than the budget has left (which only shrinks), they are
+        // not kept — unless a newline follows (a here-document's body read
+        // in a later one could move the commands counted).
+        let mut span: Option<Range<usize>> = None;
+        let mut size = 0usize;
+        let mut over = false;
         let heredocs_before = self.st.heredocs.len();
         loop {
             self.skip_blanks();
             if self.st.abort || !self.at_redirection() {
                 break;
             }
-            match self.redirection() {
-                Some(r) => redirs.push(r),
-                None => return,
+            let read = if over {
+                self.read_redirection::<false>(&mut redirs)
+            } else {
+                self.read_redirection::<true>(&mut redirs)
+            };
+            let Some((at, _)) = read else {
+                return;
+            };
+            span = Some(span.map_or(at.start, |s| s.start)..at.end);
+            size = size.saturating_add(at.len().max(1));
+            if !over
+                && size.saturating_mul(inner) > self.st.made_left()
+                && !self.newline_after(span.as_ref().map_or(0, |s| s.start))
+            {
+                over = true;
+                redirs = Vec::new();
             }
         }
         if !self.at_command_end() && !self.st.abort {
@@ -1960,25 +2054,25 @@ impl<'s> Parser<'s, '_> {
             h.owner = None;
             h.insert_at = start_cmd;
         }
-        if !redirs.is_empty() {
+        if let Some(span) = span {
             // Onto the commands of this script only: a command of a script
             // read inside the group (`sh -c`, a here-doc fed to a shell) is
             // run by one of them, which carries the redirection, and the
             // redirection's spans point into this script, not that one.
-            let script = self.script;
-            let inner = self.st.reading.commands[start_cmd + n..]
-                .iter()
-                .filter(|c| c.script() == script)
-                .count();
-            // Each copy is text made from text read (its source, a body):
-            // the copies count against the budget, so that many
-            // redirections around many commands stay linear.
-            let size: usize = redirs
-                .iter()
-                .map(|r| r.span.len().max(1) + r.body.as_ref().map_or(0, |b| b.text().len()))
-                .sum();
-            if !self.st.spend(size.saturating_mul(inner)) {
-                let span = redirs[0].span.start..redirs[redirs.len() - 1].span.end;
+            // (Counted again unless they were not kept: then no body was
+            // read among them, and the count is the one above.)
+            let inner = if over {
+                inner
+            } else {
+                self.st.reading.commands[start_cmd + n..]
+                    .iter()
+                    .filter(|c| c.script() == script)
+                    .count()
+            };
+            // Each copy is text made from text read (its source; a body is
+            // read later): the copies count against the budget, so that
+            // many redirections around many commands stay linear.
+            if over || !self.st.spend(size.saturating_mul(inner)) {
                 self.fail(Reason::TooMuchText, span);
                 return;
             }
@@ -1989,7 +2083,11 @@ impl<'s> Parser<'s, '_> {
             // of its own whose body is still to come goes into the copy).
             let all = &mut self.st.reading.redirections;
             let g = all.len() as u32..(all.len() + redirs.len()) as u32;
-            all.extend(redirs);
+            if all.is_empty() {
+                *all = redirs;
+            } else {
+                all.extend(redirs);
+            }
             let first = start_cmd + n;
             for (i, c) in self.st.reading.commands[first..].iter_mut().enumerate() {
                 if c.script() != script {
@@ -2036,7 +2134,23 @@ impl<'s> Parser<'s, '_> {
         }
     }
 
-    fn redirection(&mut self) -> Option<Redirection> {
+    /// Reads a redirection onto the end of `to` (the redirections of a
+    /// command being read: room made as [`redirection_room`] does; no copy
+    /// of it on the way); its operator. `None` when reading stopped.
+    #[inline(never)]
+    fn redirection_onto(&mut self, to: &mut Vec<Redirection>) -> Option<RedirectionOp> {
+        self.read_redirection::<true>(to).map(|(_, op)| op)
+    }
+
+    /// Reads a redirection (queueing a here-document's), with `KEEP` onto
+    /// the end of `to` (else, for redirections read but not kept, the
+    /// target's word is not made unless it is a here-document's
+    /// delimiter); its span and operator. `None` when reading stopped.
+    #[inline(always)]
+    fn read_redirection<const KEEP: bool>(
+        &mut self,
+        to: &mut Vec<Redirection>,
+    ) -> Option<(Range<usize>, RedirectionOp)> {
         let start = self.pos;
         let mut fd: Option<u32> = None;
         while let Some(b) = self.peek().filter(u8::is_ascii_digit) {
@@ -2047,22 +2161,23 @@ impl<'s> Parser<'s, '_> {
             );
             self.pos += 1;
         }
-        let ops: &[(&[u8], RedirectionOp)] = &[
-            (b"<<<", RedirectionOp::HereString),
-            (b"<<-", RedirectionOp::HereDocStrip),
-            (b"<<", RedirectionOp::HereDoc),
-            (b"<&", RedirectionOp::DupIn),
-            (b"<>", RedirectionOp::ReadWrite),
-            (b"<", RedirectionOp::Read),
-            (b">>", RedirectionOp::Append),
-            (b">|", RedirectionOp::Clobber),
-            (b">&", RedirectionOp::DupOut),
-            (b">", RedirectionOp::Write),
-            (b"&>>", RedirectionOp::AppendAll),
-            (b"&>", RedirectionOp::WriteAll),
-        ];
-        let (text, op) = *ops.iter().find(|(t, _)| self.starts(t))?;
-        self.pos += text.len();
+        // The longest operator at the cursor.
+        let (len, op) = match self.src.get(self.pos..self.end).unwrap_or(&[]) {
+            [b'<', b'<', b'<', ..] => (3, RedirectionOp::HereString),
+            [b'<', b'<', b'-', ..] => (3, RedirectionOp::HereDocStrip),
+            [b'<', b'<', ..] => (2, RedirectionOp::HereDoc),
+            [b'<', b'&', ..] => (2, RedirectionOp::DupIn),
+            [b'<', b'>', ..] => (2, RedirectionOp::ReadWrite),
+            [b'<', ..] => (1, RedirectionOp::Read),
+            [b'>', b'>', ..] => (2, RedirectionOp::Append),
+            [b'>', b'|', ..] => (2, RedirectionOp::Clobber),
+            [b'>', b'&', ..] => (2, RedirectionOp::DupOut),
+            [b'>', ..] => (1, RedirectionOp::Write),
+            [b'&', b'>', b'>', ..] => (3, RedirectionOp::AppendAll),
+            [b'&', b'>', ..] => (2, RedirectionOp::WriteAll),
+            _ => return None,
+        };
+        self.pos += len;
         self.skip_blanks();
         let procsub = matches!(self.peek(), Some(b'<' | b'>')) && self.peek_at(1) == Some(b'(');
         if !procsub && self.peek().is_none_or(is_meta) {
@@ -2070,16 +2185,43 @@ impl<'s> Parser<'s, '_> {
             self.stop(Reason::MissingTarget, start..here);
             return None;
         }
-        let lx = self.lex_word()?;
-        let target = self.make_word(&lx);
-        if matches!(op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip) {
+        let heredoc = matches!(op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip);
+        // A plain target is its source (what `make_word` gives for it).
+        let (lx, target) = match self.plain_word() {
+            Ok(lx) => {
+                self.pos = lx.end;
+                let kind = if lx.glob {
+                    WordKind::Glob
+                } else {
+                    WordKind::Literal
+                };
+                let target =
+                    (KEEP || heredoc).then(|| Word::source(self.text, lx.start..lx.end, kind));
+                (lx, target)
+            }
+            Err(partial) => {
+                let lx = self.lex_word_from(partial)?;
+                let target = (KEEP || heredoc).then(|| self.make_word(&lx));
+                (lx, target)
+            }
+        };
+        if heredoc && let Some(target) = &target {
             let quoted = lx.changed;
-            let delim = if target.kind == WordKind::Dynamic {
-                self.src.get(lx.start..lx.end).unwrap_or(&[]).to_vec()
+            // Only a decoded word's text differs from its source.
+            let delim = if target.kind == WordKind::Decoded {
+                Delim::Decoded(target.text().as_bytes().into())
             } else {
-                target.text().as_bytes().to_vec()
+                Delim::Source(lx.start..lx.end)
             };
             let (script, depth, env) = (self.script, self.depth, self.env);
+            // Room, once there are a few, for this one and about as many
+            // as follow on its line (not doubling step by step).
+            let n = self.st.heredocs.len();
+            if n == self.st.heredocs.capacity() && n >= 4 {
+                let rest = self.src.get(self.pos..self.end).unwrap_or(&[]);
+                let more = ops_before::<false>(rest) + 1;
+                self.st.heredocs.reserve_exact(more.max(n));
+            }
             self.st.heredocs.push(PendingHereDoc {
                 owner: None,
                 insert_at: 0,
@@ -2092,27 +2234,39 @@ impl<'s> Parser<'s, '_> {
                 env,
             });
         }
-        Some(Redirection {
-            span: start..self.pos,
-            fd,
-            op,
-            target,
-            body: None,
-        })
+        let span = start..self.pos;
+        if KEEP && let Some(target) = target {
+            redirection_room(to, self.src.get(self.pos..self.end).unwrap_or(&[]));
+            to.push(Redirection {
+                span: span.clone(),
+                fd,
+                op,
+                target,
+                body: None,
+            });
+        }
+        Some((span, op))
     }
 
     /// Reads the bodies of the pending here-documents of this script; the
-    /// cursor is just after a newline.
+    /// cursor is just after a newline. (The check for none is inlined: it
+    /// is made at every newline.)
+    #[inline(always)]
     fn heredoc_bodies(&mut self) {
         // This script's pending here-documents are the last ones queued.
         if self
             .st
             .heredocs
             .last()
-            .is_none_or(|h| h.script != self.script)
+            .is_some_and(|h| h.script == self.script)
         {
-            return;
+            self.read_heredoc_bodies();
         }
+    }
+
+    /// [`Parser::heredoc_bodies`] when this script has some pending.
+    #[inline(never)]
+    fn read_heredoc_bodies(&mut self) {
         if !self.st.active.is_empty() {
             // A here-document started inside another one's body.
             let at = self.pos;
@@ -2164,7 +2318,11 @@ impl<'s> Parser<'s, '_> {
                 line = &line[t..];
             }
             self.pos = (line_end + 1).min(self.end);
-            if line == h.delim.as_slice() {
+            let delim = match &h.delim {
+                Delim::Source(span) => self.src.get(span.clone()).unwrap_or(&[]),
+                Delim::Decoded(bytes) => bytes,
+            };
+            if line == delim {
                 body_end = Some(line_start);
                 break;
             }
@@ -2321,15 +2479,14 @@ impl<'s> Parser<'s, '_> {
                 Ok(lx) | Err(lx) => lx,
             };
             if self.at_redirection() {
-                let r = self.redirection()?;
-                end = self.pos;
                 let idx = redirections.len();
-                if matches!(r.op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip)
+                let op = self.redirection_onto(&mut redirections)?;
+                end = self.pos;
+                if matches!(op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip)
                     && let Some(h) = self.st.heredocs.last_mut()
                 {
                     h.redir = idx;
                 }
-                redirections.push(r);
                 continue;
             }
             if matches!(b, b';' | b'&' | b'|' | b')' | b'\n') {
