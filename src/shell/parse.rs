@@ -153,6 +153,12 @@ struct State {
     decoded: Vec<u8>,
     /// Scratch for the inside of double quotes.
     dq_scratch: Vec<u8>,
+    /// Redirections of simple commands being read (a stack: a nested
+    /// command's go above its parent's and are taken off when it ends).
+    redirs: Vec<Redirection>,
+    /// How many redirections the input holds at most (see
+    /// [`redirection_bound`]), counted when first needed.
+    redir_bound: Option<usize>,
     /// The most commands or words the input can hold (see [`room`]).
     bound: usize,
     /// The text made so far (nested scripts, brace expansion), against
@@ -321,6 +327,38 @@ impl State {
 }
 
 impl State {
+    /// Moves the redirections from `from` on the stack to the end of the
+    /// reading's; the range they take there (`0..0` when there are none).
+    fn take_redirections(&mut self, from: usize) -> Range<u32> {
+        let n = self.redirs.len().saturating_sub(from);
+        if n == 0 {
+            return 0..0;
+        }
+        let all = &self.reading.redirections;
+        if all.capacity() - all.len() < n {
+            // A long script's redirections are reserved at once, up to
+            // what its input can hold, rather than doubled step by step.
+            let bound = if all.len() < 16 {
+                0
+            } else {
+                let input = self
+                    .reading
+                    .scripts
+                    .first()
+                    .map_or(&b""[..], |s| s.text.as_bytes());
+                *self
+                    .redir_bound
+                    .get_or_insert_with(|| redirection_bound(input))
+            };
+            let all = &mut self.reading.redirections;
+            all.reserve(n.max(bound.saturating_sub(all.len())));
+        }
+        let all = &mut self.reading.redirections;
+        let start = all.len() as u32;
+        all.extend(self.redirs.drain(from..));
+        start..all.len() as u32
+    }
+
     /// What is left of the budget for made text.
     fn made_left(&self) -> usize {
         MAX_MADE_TEXT.saturating_sub(self.made)
@@ -436,22 +474,34 @@ impl State {
         if order.iter().enumerate().all(|(k, &i)| i == lo + k) {
             return;
         }
-        let mut new_of = vec![0usize; len - lo];
-        for (k, &i) in order.iter().enumerate() {
-            new_of[i - lo] = lo + k;
-        }
-        let map = |i: usize| {
-            if i < lo || i >= len {
-                i
-            } else {
-                new_of[i - lo]
+        if !(self.heredocs.is_empty() && self.active.is_empty() && self.feeds.is_empty()) {
+            let mut new_of = vec![0usize; len - lo];
+            for (k, &i) in order.iter().enumerate() {
+                new_of[i - lo] = lo + k;
             }
-        };
-        self.renumber(map);
-        let mut tail: Vec<Option<Command>> = self.reading.commands.drain(lo..).map(Some).collect();
-        for i in order {
-            if let Some(c) = tail.get_mut(i - lo).and_then(Option::take) {
-                self.reading.commands.push(c);
+            let map = |i: usize| {
+                if i < lo || i >= len {
+                    i
+                } else {
+                    new_of[i - lo]
+                }
+            };
+            self.renumber(map);
+        }
+        // In place, cycle by cycle: the command at `lo + k` is to be the
+        // one now at `order[k]`; a place done is marked `order[k] == lo + k`
+        // (each step marks one, so the loops end).
+        let tail = self.reading.commands.get_mut(lo..).unwrap_or(&mut []);
+        for start in 0..order.len() {
+            let mut k = start;
+            while let Some(slot) = order.get_mut(k) {
+                let from = slot.wrapping_sub(lo);
+                *slot = lo + k;
+                if from == start || from == k || from >= tail.len() {
+                    break;
+                }
+                tail.swap(k, from);
+                k = from;
             }
         }
     }
@@ -482,6 +532,24 @@ fn room<T>(v: &mut Vec<T>, bound: usize) {
     if v.len() == v.capacity() && bound > v.len() {
         v.reserve_exact(bound - v.len());
     }
+}
+
+/// How many redirections `text` can hold at most: each starts with a `<`
+/// or `>` that follows no other (`2>&1`, `<<<`, `&>>` are one each).
+/// (Counted in blocks of bytes against the bytes before them, with
+/// comparisons only, which compilers turn into vector code.)
+fn redirection_bound(text: &[u8]) -> usize {
+    let angle = |b: u8| (b == b'<') | (b == b'>');
+    let mut n = usize::from(text.first().is_some_and(|&b| angle(b)));
+    let after = text.get(1..).unwrap_or(&[]);
+    for (block, before) in after.chunks(255).zip(text.chunks(255)) {
+        let mut k: u8 = 0;
+        for (&b, &a) in block.iter().zip(before) {
+            k = k.wrapping_add(u8::from(angle(b) & !angle(a)));
+        }
+        n += usize::from(k);
+    }
+    n
 }
 
 /// Scripts longer than this reserve room for the commands and words
@@ -557,6 +625,8 @@ pub(super) fn read(command: &str) -> Reading {
         words: Vec::new(),
         decoded: Vec::new(),
         dq_scratch: Vec::new(),
+        redirs: Vec::new(),
+        redir_bound: None,
         bound,
         made: 0,
         abort: false,
@@ -648,12 +718,18 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             found.push((i, None));
         }
     }
+    if found.is_empty() {
+        return;
+    }
     // Last first (the order scripts and reasons are recorded in); each
     // script's commands are read at the end and moved after their shell
     // once all are read.
     found.sort_by_key(|f| std::cmp::Reverse(f.0));
     let base = st.reading.commands.len();
-    let mut chunks: Vec<(usize, Range<usize>)> = Vec::new();
+    let mut chunks: Vec<(usize, Range<usize>)> = Vec::with_capacity(found.len());
+    // Each shell found reads one script, in an environment of its own.
+    st.reading.scripts.reserve(found.len());
+    st.reading.envs.reserve(found.len() + 1);
     for (shell, producer) in found {
         if st.abort {
             break;
@@ -778,10 +854,6 @@ fn program_base(words: &[Word]) -> Option<&str> {
     })
 }
 
-fn is_shell(words: &[Word]) -> bool {
-    program_base(words).is_some_and(is_shell_name)
-}
-
 /// Is a program's base name a shell's?
 fn is_shell_name(b: &str) -> bool {
     // Every shell's name ends in `h`: a cheap first test.
@@ -796,10 +868,13 @@ const STDIN_FILES: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
 /// input; so does `source /dev/stdin`.
 fn reads_stdin_script(words: &[Word]) -> bool {
     let stdin_file = |w: &Word| !w.is_dynamic() && STDIN_FILES.contains(&w.text());
-    if program_base(words).is_some_and(|b| b == "source" || b == ".") {
+    let Some(base) = program_base(words) else {
+        return false;
+    };
+    if base == "source" || base == "." {
         return words.get(1).is_some_and(stdin_file);
     }
-    if !is_shell(words) {
+    if !is_shell_name(base) {
         return false;
     }
     let (has_c, operand) = shell_mode(words);
@@ -2246,7 +2321,7 @@ impl<'s> Parser<'s, '_> {
         // Assignments and redirections go into the reading's vectors when
         // the command ends (a nested command's go there first).
         let mut assignments = Vec::new();
-        let mut redirections = Vec::new();
+        let redirs_from = self.st.redirs.len();
         let heredocs_before = self.st.heredocs.len();
         loop {
             self.skip_blanks();
@@ -2288,13 +2363,13 @@ impl<'s> Parser<'s, '_> {
             if self.at_redirection() {
                 let r = self.redirection()?;
                 end = self.pos;
-                let idx = redirections.len();
+                let idx = self.st.redirs.len().saturating_sub(redirs_from);
                 if matches!(r.op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip)
                     && let Some(h) = self.st.heredocs.last_mut()
                 {
                     h.redir = idx;
                 }
-                redirections.push(r);
+                self.st.redirs.push(r);
                 continue;
             }
             if matches!(b, b';' | b'&' | b'|' | b')' | b'\n') {
@@ -2302,7 +2377,7 @@ impl<'s> Parser<'s, '_> {
             }
             if b == b'(' {
                 // `name() body`
-                if ours.n == 1 && assignments.is_empty() && redirections.is_empty() {
+                if ours.n == 1 && assignments.is_empty() && self.st.redirs.len() == redirs_from {
                     self.st.drop_words(&mut ours);
                     let at = self.pos;
                     self.skip_paren_pair(at);
@@ -2350,7 +2425,7 @@ impl<'s> Parser<'s, '_> {
             self.st.push_word(&mut ours, w);
             any_brace |= lx.brace && !lx.dynamic;
         }
-        if ours.n == 0 && assignments.is_empty() && redirections.is_empty() {
+        if ours.n == 0 && assignments.is_empty() && self.st.redirs.len() == redirs_from {
             let at = self.pos;
             self.stop(Reason::EmptyCommand, at..at);
             return None;
@@ -2372,7 +2447,7 @@ impl<'s> Parser<'s, '_> {
             self.fail(Reason::DynamicProgram, span);
         }
         let assignments = append_range(&mut self.st.reading.assignments, assignments);
-        let redirections = append_range(&mut self.st.reading.redirections, redirections);
+        let redirections = self.st.take_redirections(redirs_from);
         let words = self.st.reading.words.get(from..).unwrap_or(&[]);
         let idx = self.st.reading.commands.len();
         let cmd = Command {
