@@ -670,6 +670,9 @@ fn read_script(
         st,
         keyword_at: Cell::new(None),
     };
+    if p.lean_script() {
+        return;
+    }
     let stop = p.list(S_EOF, Connector::None);
     if !p.st.abort && stop != Some(S_EOF) {
         let at = p.pos;
@@ -1441,6 +1444,44 @@ impl<'s> Parser<'s, '_> {
             return false;
         }
         self.push_plain(conn, lx.start..lx.end);
+        true
+    }
+
+    /// A whole script that is one plain command (see
+    /// [`Parser::plain_command`]; no reserved word nor `time`), with
+    /// blanks around it and at most one newline after it (`sh -c make`,
+    /// `bash <<< ls`, `echo pwd | sh`), read without [`Parser::list`]:
+    /// what reading the script gives for it (one command, which holds no
+    /// here-document and reads no script). False, with the cursor where
+    /// it was, for anything else.
+    fn lean_script(&mut self) -> bool {
+        let at = self.pos;
+        if self.st.abort {
+            return false;
+        }
+        self.skip_blanks();
+        let lx = match self.plain_word() {
+            Ok(lx)
+                if !(lx.glob
+                    || lx.eq
+                    || self.keyword().is_some()
+                    || self.src.get(lx.start..lx.end) == Some(b"time")) =>
+            {
+                lx
+            }
+            _ => {
+                self.pos = at;
+                return false;
+            }
+        };
+        self.pos = lx.end;
+        self.skip_blanks();
+        if !matches!(self.src.get(self.pos..self.end), Some(b"" | b"\n")) {
+            self.pos = at;
+            return false;
+        }
+        self.pos = self.end;
+        self.push_plain(Connector::None, lx.start..lx.end);
         true
     }
 
