@@ -334,6 +334,11 @@ impl State {
         if n == 0 {
             return 0..0;
         }
+        if from == 0 && self.reading.redirections.is_empty() {
+            // The first ones become the reading's vector (no copy).
+            std::mem::swap(&mut self.reading.redirections, &mut self.redirs);
+            return 0..n as u32;
+        }
         let all = &self.reading.redirections;
         if all.capacity() - all.len() < n {
             // A long script's redirections are reserved at once, up to
@@ -670,7 +675,9 @@ fn read_script(
         st,
         keyword_at: Cell::new(None),
     };
-    if p.lean_script() {
+    // (Only a nested script: one-word input is rare, and trying the lean
+    // path first costs the input's reading more than it saves.)
+    if script != 0 && p.lean_script() {
         return;
     }
     let stop = p.list(S_EOF, Connector::None);
