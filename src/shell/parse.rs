@@ -153,8 +153,9 @@ struct State {
     decoded: Vec<u8>,
     /// Scratch for the inside of double quotes.
     dq_scratch: Vec<u8>,
-    /// Redirections of simple commands being read (a stack: a nested
-    /// command's go above its parent's and are taken off when it ends).
+    /// A vector for a simple command's redirections, kept empty from
+    /// command to command (a command being read holds it; a command read
+    /// meanwhile makes its own).
     redirs: Vec<Redirection>,
     /// How many redirections the input holds at most (see
     /// [`redirection_bound`]), counted when first needed.
@@ -327,16 +328,18 @@ impl State {
 }
 
 impl State {
-    /// Moves the redirections from `from` on the stack to the end of the
-    /// reading's; the range they take there (`0..0` when there are none).
-    fn take_redirections(&mut self, from: usize) -> Range<u32> {
-        let n = self.redirs.len().saturating_sub(from);
+    /// Moves a simple command's redirections to the end of the reading's
+    /// (emptying `redirections`); the range they take there (`0..0` when
+    /// there are none).
+    #[inline(never)]
+    fn take_redirections(&mut self, redirections: &mut Vec<Redirection>) -> Range<u32> {
+        let n = redirections.len();
         if n == 0 {
             return 0..0;
         }
-        if from == 0 && self.reading.redirections.is_empty() {
+        if self.reading.redirections.is_empty() {
             // The first ones become the reading's vector (no copy).
-            std::mem::swap(&mut self.reading.redirections, &mut self.redirs);
+            std::mem::swap(&mut self.reading.redirections, redirections);
             return 0..n as u32;
         }
         let all = &self.reading.redirections;
@@ -360,7 +363,7 @@ impl State {
         }
         let all = &mut self.reading.redirections;
         let start = all.len() as u32;
-        all.extend(self.redirs.drain(from..));
+        all.append(redirections);
         start..all.len() as u32
     }
 
@@ -886,6 +889,10 @@ fn reads_stdin_script(words: &[Word]) -> bool {
     }
     if !is_shell_name(base) {
         return false;
+    }
+    if words.len() == 1 {
+        // A shell alone: no `-c`, no operand.
+        return true;
     }
     let (has_c, operand) = shell_mode(words);
     let dash_s = words.get(1..).unwrap_or(&[]).iter().any(|w| {
@@ -2369,7 +2376,7 @@ impl<'s> Parser<'s, '_> {
         // Assignments and redirections go into the reading's vectors when
         // the command ends (a nested command's go there first).
         let mut assignments = Vec::new();
-        let redirs_from = self.st.redirs.len();
+        let mut redirections = std::mem::take(&mut self.st.redirs);
         let heredocs_before = self.st.heredocs.len();
         loop {
             self.skip_blanks();
@@ -2411,13 +2418,13 @@ impl<'s> Parser<'s, '_> {
             if self.at_redirection() {
                 let r = self.redirection()?;
                 end = self.pos;
-                let idx = self.st.redirs.len().saturating_sub(redirs_from);
+                let idx = redirections.len();
                 if matches!(r.op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip)
                     && let Some(h) = self.st.heredocs.last_mut()
                 {
                     h.redir = idx;
                 }
-                self.st.redirs.push(r);
+                redirections.push(r);
                 continue;
             }
             if matches!(b, b';' | b'&' | b'|' | b')' | b'\n') {
@@ -2425,7 +2432,7 @@ impl<'s> Parser<'s, '_> {
             }
             if b == b'(' {
                 // `name() body`
-                if ours.n == 1 && assignments.is_empty() && self.st.redirs.len() == redirs_from {
+                if ours.n == 1 && assignments.is_empty() && redirections.is_empty() {
                     self.st.drop_words(&mut ours);
                     let at = self.pos;
                     self.skip_paren_pair(at);
@@ -2473,7 +2480,7 @@ impl<'s> Parser<'s, '_> {
             self.st.push_word(&mut ours, w);
             any_brace |= lx.brace && !lx.dynamic;
         }
-        if ours.n == 0 && assignments.is_empty() && self.st.redirs.len() == redirs_from {
+        if ours.n == 0 && assignments.is_empty() && redirections.is_empty() {
             let at = self.pos;
             self.stop(Reason::EmptyCommand, at..at);
             return None;
@@ -2495,7 +2502,13 @@ impl<'s> Parser<'s, '_> {
             self.fail(Reason::DynamicProgram, span);
         }
         let assignments = append_range(&mut self.st.reading.assignments, assignments);
-        let redirections = self.st.take_redirections(redirs_from);
+        let range = if redirections.is_empty() {
+            0..0
+        } else {
+            self.st.take_redirections(&mut redirections)
+        };
+        self.st.redirs = redirections;
+        let redirections = range;
         let words = self.st.reading.words.get(from..).unwrap_or(&[]);
         let idx = self.st.reading.commands.len();
         let cmd = Command {
