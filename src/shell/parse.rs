@@ -161,6 +161,13 @@ struct State {
     decoded: Vec<u8>,
     /// Scratch for the inside of double quotes.
     dq_scratch: Vec<u8>,
+    /// A vector for a simple command's redirections, kept empty from
+    /// command to command (a command being read holds it; a command read
+    /// meanwhile makes its own).
+    redirs: Vec<Redirection>,
+    /// How many redirections the input holds at most (see
+    /// [`redirection_bound`]), counted when first needed.
+    redir_bound: Option<usize>,
     /// The most commands or words the input can hold (see [`room`]).
     bound: usize,
     /// The text made so far (nested scripts, brace expansion), against
@@ -352,6 +359,45 @@ impl State {
 }
 
 impl State {
+    /// Moves a simple command's redirections to the end of the reading's
+    /// (emptying `redirections`); the range they take there (`0..0` when
+    /// there are none).
+    #[inline(never)]
+    fn take_redirections(&mut self, redirections: &mut Vec<Redirection>) -> Range<u32> {
+        let n = redirections.len();
+        if n == 0 {
+            return 0..0;
+        }
+        if self.reading.redirections.is_empty() {
+            // The first ones become the reading's vector (no copy).
+            std::mem::swap(&mut self.reading.redirections, redirections);
+            return 0..n as u32;
+        }
+        let all = &self.reading.redirections;
+        if all.capacity() - all.len() < n {
+            // A long script's redirections are reserved at once, up to
+            // what its input can hold, rather than doubled step by step.
+            let bound = if all.len() < 16 {
+                0
+            } else {
+                let input = self
+                    .reading
+                    .scripts
+                    .first()
+                    .map_or(&b""[..], |s| s.text.as_bytes());
+                *self
+                    .redir_bound
+                    .get_or_insert_with(|| redirection_bound(input))
+            };
+            let all = &mut self.reading.redirections;
+            all.reserve(n.max(bound.saturating_sub(all.len())));
+        }
+        let all = &mut self.reading.redirections;
+        let start = all.len() as u32;
+        all.append(redirections);
+        start..all.len() as u32
+    }
+
     /// What is left of the budget for made text.
     fn made_left(&self) -> usize {
         MAX_MADE_TEXT.saturating_sub(self.made)
@@ -467,22 +513,34 @@ impl State {
         if order.iter().enumerate().all(|(k, &i)| i == lo + k) {
             return;
         }
-        let mut new_of = vec![0usize; len - lo];
-        for (k, &i) in order.iter().enumerate() {
-            new_of[i - lo] = lo + k;
-        }
-        let map = |i: usize| {
-            if i < lo || i >= len {
-                i
-            } else {
-                new_of[i - lo]
+        if !(self.heredocs.is_empty() && self.active.is_empty() && self.feeds.is_empty()) {
+            let mut new_of = vec![0usize; len - lo];
+            for (k, &i) in order.iter().enumerate() {
+                new_of[i - lo] = lo + k;
             }
-        };
-        self.renumber(map);
-        let mut tail: Vec<Option<Command>> = self.reading.commands.drain(lo..).map(Some).collect();
-        for i in order {
-            if let Some(c) = tail.get_mut(i - lo).and_then(Option::take) {
-                self.reading.commands.push(c);
+            let map = |i: usize| {
+                if i < lo || i >= len {
+                    i
+                } else {
+                    new_of[i - lo]
+                }
+            };
+            self.renumber(map);
+        }
+        // In place, cycle by cycle: the command at `lo + k` is to be the
+        // one now at `order[k]`; a place done is marked `order[k] == lo + k`
+        // (each step marks one, so the loops end).
+        let tail = self.reading.commands.get_mut(lo..).unwrap_or(&mut []);
+        for start in 0..order.len() {
+            let mut k = start;
+            while let Some(slot) = order.get_mut(k) {
+                let from = slot.wrapping_sub(lo);
+                *slot = lo + k;
+                if from == start || from == k || from >= tail.len() {
+                    break;
+                }
+                tail.swap(k, from);
+                k = from;
             }
         }
     }
@@ -543,6 +601,24 @@ fn ops_before<const ANY_END: bool>(text: &[u8]) -> usize {
         if ends != 0 {
             break;
         }
+    }
+    n
+}
+
+/// How many redirections `text` can hold at most: each starts with a `<`
+/// or `>` that follows no other (`2>&1`, `<<<`, `&>>` are one each).
+/// (Counted in blocks of bytes against the bytes before them, with
+/// comparisons only, which compilers turn into vector code.)
+fn redirection_bound(text: &[u8]) -> usize {
+    let angle = |b: u8| (b == b'<') | (b == b'>');
+    let mut n = usize::from(text.first().is_some_and(|&b| angle(b)));
+    let after = text.get(1..).unwrap_or(&[]);
+    for (block, before) in after.chunks(255).zip(text.chunks(255)) {
+        let mut k: u8 = 0;
+        for (&b, &a) in block.iter().zip(before) {
+            k = k.wrapping_add(u8::from(angle(b) & !angle(a)));
+        }
+        n += usize::from(k);
     }
     n
 }
@@ -633,6 +709,8 @@ pub(super) fn read(command: &str) -> Reading {
         words: Vec::new(),
         decoded: Vec::new(),
         dq_scratch: Vec::new(),
+        redirs: Vec::new(),
+        redir_bound: None,
         bound,
         made: 0,
         abort: false,
@@ -677,6 +755,11 @@ fn read_script(
         keyword_at: Cell::new(None),
         last_newline: Cell::new(None),
     };
+    // (Only a nested script: one-word input is rare, and trying the lean
+    // path first costs the input's reading more than it saves.)
+    if script != 0 && p.lean_script() {
+        return;
+    }
     let stop = p.list(S_EOF, Connector::None);
     if !p.st.abort && stop != Some(S_EOF) {
         let at = p.pos;
@@ -725,12 +808,18 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             found.push((i, None));
         }
     }
+    if found.is_empty() {
+        return;
+    }
     // Last first (the order scripts and reasons are recorded in); each
     // script's commands are read at the end and moved after their shell
     // once all are read.
     found.sort_by_key(|f| std::cmp::Reverse(f.0));
     let base = st.reading.commands.len();
-    let mut chunks: Vec<(usize, Range<usize>)> = Vec::new();
+    let mut chunks: Vec<(usize, Range<usize>)> = Vec::with_capacity(found.len());
+    // Each shell found reads one script, in an environment of its own.
+    st.reading.scripts.reserve(found.len());
+    st.reading.envs.reserve(found.len() + 1);
     for (shell, producer) in found {
         if st.abort {
             break;
@@ -855,10 +944,6 @@ fn program_base(words: &[Word]) -> Option<&str> {
     })
 }
 
-fn is_shell(words: &[Word]) -> bool {
-    program_base(words).is_some_and(is_shell_name)
-}
-
 /// Is a program's base name a shell's?
 fn is_shell_name(b: &str) -> bool {
     // Every shell's name ends in `h`: a cheap first test.
@@ -873,11 +958,18 @@ const STDIN_FILES: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
 /// input; so does `source /dev/stdin`.
 fn reads_stdin_script(words: &[Word]) -> bool {
     let stdin_file = |w: &Word| !w.is_dynamic() && STDIN_FILES.contains(&w.text());
-    if program_base(words).is_some_and(|b| b == "source" || b == ".") {
+    let Some(base) = program_base(words) else {
+        return false;
+    };
+    if base == "source" || base == "." {
         return words.get(1).is_some_and(stdin_file);
     }
-    if !is_shell(words) {
+    if !is_shell_name(base) {
         return false;
+    }
+    if words.len() == 1 {
+        // A shell alone: no `-c`, no operand.
+        return true;
     }
     let (has_c, operand) = shell_mode(words);
     let dash_s = words.get(1..).unwrap_or(&[]).iter().any(|w| {
@@ -1454,6 +1546,44 @@ impl<'s> Parser<'s, '_> {
             return false;
         }
         self.push_plain(conn, lx.start..lx.end);
+        true
+    }
+
+    /// A whole script that is one plain command (see
+    /// [`Parser::plain_command`]; no reserved word nor `time`), with
+    /// blanks around it and at most one newline after it (`sh -c make`,
+    /// `bash <<< ls`, `echo pwd | sh`), read without [`Parser::list`]:
+    /// what reading the script gives for it (one command, which holds no
+    /// here-document and reads no script). False, with the cursor where
+    /// it was, for anything else.
+    fn lean_script(&mut self) -> bool {
+        let at = self.pos;
+        if self.st.abort {
+            return false;
+        }
+        self.skip_blanks();
+        let lx = match self.plain_word() {
+            Ok(lx)
+                if !(lx.glob
+                    || lx.eq
+                    || self.keyword().is_some()
+                    || self.src.get(lx.start..lx.end) == Some(b"time")) =>
+            {
+                lx
+            }
+            _ => {
+                self.pos = at;
+                return false;
+            }
+        };
+        self.pos = lx.end;
+        self.skip_blanks();
+        if !matches!(self.src.get(self.pos..self.end), Some(b"" | b"\n")) {
+            self.pos = at;
+            return false;
+        }
+        self.pos = self.end;
+        self.push_plain(Connector::None, lx.start..lx.end);
         true
     }
 
@@ -2436,7 +2566,7 @@ impl<'s> Parser<'s, '_> {
         // Assignments and redirections go into the reading's vectors when
         // the command ends (a nested command's go there first).
         let mut assignments = Vec::new();
-        let mut redirections = Vec::new();
+        let mut redirections = std::mem::take(&mut self.st.redirs);
         let heredocs_before = self.st.heredocs.len();
         loop {
             if first.is_none() && ours.n > 0 && self.st.at_end(&ours) {
@@ -2564,7 +2694,13 @@ impl<'s> Parser<'s, '_> {
             self.fail(Reason::DynamicProgram, span);
         }
         let assignments = append_range(&mut self.st.reading.assignments, assignments);
-        let redirections = append_range(&mut self.st.reading.redirections, redirections);
+        let range = if redirections.is_empty() {
+            0..0
+        } else {
+            self.st.take_redirections(&mut redirections)
+        };
+        self.st.redirs = redirections;
+        let redirections = range;
         let words = self.st.reading.words.get(from..).unwrap_or(&[]);
         let idx = self.st.reading.commands.len();
         let cmd = Command {
