@@ -110,16 +110,8 @@ pub fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
             None,
         ),
         // The same with no blanks: the most nested scripts 64 KiB holds.
-        (
-            "sh<<<x; × 9,362",
-            fit("sh<<<x;".repeat(k / 7)),
-            None,
-        ),
-        (
-            "sh -c x; × 8,192",
-            fit("sh -c x;".repeat(k / 8)),
-            None,
-        ),
+        ("sh<<<x; × 9,362", fit("sh<<<x;".repeat(k / 7)), None),
+        ("sh -c x; × 8,192", fit("sh -c x;".repeat(k / 8)), None),
         (
             "pending here-docs, a script of newlines",
             fit(format!(
