@@ -2135,7 +2135,12 @@ impl<'s> Parser<'s, '_> {
         let script = self.script;
         // The commands of this script in the group (see below; the same
         // after the loop unless it reads a here-document's body).
-        let inner = self.st.reading.commands[start_cmd..]
+        let inner = self
+            .st
+            .reading
+            .commands
+            .get(start_cmd..)
+            .unwrap_or(&[])
             .iter()
             .filter(|c| c.script() == script)
             .count();
@@ -2194,7 +2199,11 @@ impl<'s> Parser<'s, '_> {
             let inner = if over {
                 inner
             } else {
-                self.st.reading.commands[start_cmd + n..]
+                self.st
+                    .reading
+                    .commands
+                    .get(start_cmd + n..)
+                    .unwrap_or(&[])
                     .iter()
                     .filter(|c| c.script() == script)
                     .count()
