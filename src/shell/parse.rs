@@ -166,7 +166,7 @@ struct State {
     /// meanwhile makes its own).
     redirs: Vec<Redirection>,
     /// How many redirections the input holds at most (see
-    /// [`redirection_bound`]), counted when first needed.
+    /// [`ops_before`]), counted when first needed.
     redir_bound: Option<usize>,
     /// The most commands or words the input can hold (see [`room`]).
     bound: usize,
@@ -387,7 +387,7 @@ impl State {
                     .map_or(&b""[..], |s| s.text.as_bytes());
                 *self
                     .redir_bound
-                    .get_or_insert_with(|| redirection_bound(input))
+                    .get_or_insert_with(|| ops_before::<TO_END>(input))
             };
             let all = &mut self.reading.redirections;
             all.reserve(n.max(bound.saturating_sub(all.len())));
@@ -573,14 +573,20 @@ fn room<T>(v: &mut Vec<T>, bound: usize) {
     }
 }
 
-/// About how many redirection operators `text` holds before the first
-/// byte that ends a line (or, with `ANY_END`, a command: `;` `&` `|` `)`
-/// `` ` `` too): the `<` and `>` that follow no other, counted in blocks of
-/// bytes (the block the end is in counted whole; comparisons only, which
-/// compilers turn into vector code). Room to reserve for what follows,
-/// not a bound.
+/// Where [`ops_before`] stops counting: nowhere, at the end of a line, or
+/// at the end of a command (`;` `&` `|` `)` `` ` `` or a newline).
+const TO_END: u8 = 0;
+const TO_LINE_END: u8 = 1;
+const TO_COMMAND_END: u8 = 2;
+
+/// About how many redirection operators `text` holds (before the first byte
+/// that ends a line or a command, as `STOP` says): the `<` and `>` that
+/// follow no other (`2>&1`, `<<<`, `&>>` are one each), counted in blocks
+/// of bytes (the block an end is in counted whole; comparisons only, which
+/// compilers turn into vector code). With [`TO_END`], a bound on the
+/// redirections `text` holds; else room to reserve for what follows.
 #[inline(never)]
-fn ops_before<const ANY_END: bool>(text: &[u8]) -> usize {
+fn ops_before<const STOP: u8>(text: &[u8]) -> usize {
     let op = |b: u8| u8::from((b == b'<') | (b == b'>'));
     let mut n = 0;
     let mut prev = 0;
@@ -593,32 +599,18 @@ fn ops_before<const ANY_END: bool>(text: &[u8]) -> usize {
         let first = block.first().map_or(0, |&b| op(b) & prev);
         prev = block.last().map_or(0, |&b| op(b));
         n += usize::from(ops) - usize::from(pairs) - usize::from(first);
+        if STOP == TO_END {
+            continue;
+        }
         let ends = block.iter().fold(0u8, |e, &b| {
             let end = (b == b'\n')
-                | (ANY_END & ((b == b';') | (b == b'&') | (b == b'|') | (b == b')') | (b == b'`')));
+                | ((STOP == TO_COMMAND_END)
+                    & ((b == b';') | (b == b'&') | (b == b'|') | (b == b')') | (b == b'`')));
             e | u8::from(end)
         });
         if ends != 0 {
             break;
         }
-    }
-    n
-}
-
-/// How many redirections `text` can hold at most: each starts with a `<`
-/// or `>` that follows no other (`2>&1`, `<<<`, `&>>` are one each).
-/// (Counted in blocks of bytes against the bytes before them, with
-/// comparisons only, which compilers turn into vector code.)
-fn redirection_bound(text: &[u8]) -> usize {
-    let angle = |b: u8| (b == b'<') | (b == b'>');
-    let mut n = usize::from(text.first().is_some_and(|&b| angle(b)));
-    let after = text.get(1..).unwrap_or(&[]);
-    for (block, before) in after.chunks(255).zip(text.chunks(255)) {
-        let mut k: u8 = 0;
-        for (&b, &a) in block.iter().zip(before) {
-            k = k.wrapping_add(u8::from(angle(b) & !angle(a)));
-        }
-        n += usize::from(k);
     }
     n
 }
@@ -632,7 +624,7 @@ fn redirection_bound(text: &[u8]) -> usize {
 fn redirection_room(v: &mut Vec<Redirection>, rest: &[u8]) {
     let n = v.len();
     if n == v.capacity() && n >= 4 {
-        v.reserve_exact((ops_before::<true>(rest) + 1).max(n));
+        v.reserve_exact((ops_before::<TO_COMMAND_END>(rest) + 1).max(n));
     }
 }
 
@@ -1507,6 +1499,26 @@ impl<'s> Parser<'s, '_> {
         self.cond = saved;
     }
 
+    /// The plain word at the cursor when it can be a lean command's whole
+    /// program: no glob, no `=`, no reserved word nor `time` (a plain word is
+    /// all of the word [`Parser::keyword`] would read).
+    #[inline(always)]
+    fn lean_word(&self) -> Option<Lexed> {
+        match self.plain_word() {
+            Ok(lx)
+                if !(lx.glob
+                    || lx.eq
+                    || self
+                        .src
+                        .get(lx.start..lx.end)
+                        .is_none_or(|w| w == b"time" || kw_of(w).is_some())) =>
+            {
+                Some(lx)
+            }
+            _ => None,
+        }
+    }
+
     /// A pipeline that is one plain command (see [`Parser::plain_command`])
     /// and no reserved word (nor `time`), after blanks, read without
     /// [`Parser::need_command`], [`Parser::pipeline`] and
@@ -1519,19 +1531,8 @@ impl<'s> Parser<'s, '_> {
         if self.st.abort {
             return false;
         }
-        let lx = match self.plain_word() {
-            // (A plain word is all of the word `keyword` would read.)
-            Ok(lx)
-                if !(lx.glob
-                    || lx.eq
-                    || self
-                        .src
-                        .get(lx.start..lx.end)
-                        .is_none_or(|w| w == b"time" || kw_of(w).is_some())) =>
-            {
-                lx
-            }
-            _ => return false,
+        let Some(lx) = self.lean_word() else {
+            return false;
         };
         self.pos = lx.end;
         self.skip_blanks();
@@ -1562,19 +1563,9 @@ impl<'s> Parser<'s, '_> {
             return false;
         }
         self.skip_blanks();
-        let lx = match self.plain_word() {
-            Ok(lx)
-                if !(lx.glob
-                    || lx.eq
-                    || self.keyword().is_some()
-                    || self.src.get(lx.start..lx.end) == Some(b"time")) =>
-            {
-                lx
-            }
-            _ => {
-                self.pos = at;
-                return false;
-            }
+        let Some(lx) = self.lean_word() else {
+            self.pos = at;
+            return false;
         };
         self.pos = lx.end;
         self.skip_blanks();
@@ -2358,7 +2349,7 @@ impl<'s> Parser<'s, '_> {
             let n = self.st.heredocs.len();
             if n == self.st.heredocs.capacity() && n >= 4 {
                 let rest = self.src.get(self.pos..self.end).unwrap_or(&[]);
-                let more = ops_before::<false>(rest) + 1;
+                let more = ops_before::<TO_LINE_END>(rest) + 1;
                 self.st.heredocs.reserve_exact(more.max(n));
             }
             self.st.heredocs.push(PendingHereDoc {
