@@ -1114,6 +1114,16 @@ mod tests {
             .any(|i| i.reason == crate::shell::Reason::ValueRunsCode)
     }
 
+    /// A small deterministic generator for the random-input tests.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     #[test]
     fn values_set_in_the_command_and_used_as_code() {
         for cmd in [
@@ -1244,13 +1254,7 @@ mod tests {
             "$x",
             "\"",
         ];
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..200 {
             let mut s = String::new();
             while s.len() < 3 * super::ZONE_AHEAD {
@@ -1274,13 +1278,7 @@ mod tests {
     #[test]
     fn partners_in_any_order() {
         let frags = ["(", ")", "[", "]", "{", "}", "x", "$(("];
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut rnd = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rnd = xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..500 {
             let mut s = String::new();
             for _ in 0..40 {
