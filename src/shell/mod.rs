@@ -548,6 +548,12 @@ pub struct Redirection {
     /// A here-document's body (its text decoded when the delimiter is
     /// quoted; dynamic when it holds expansions).
     pub body: Option<Word>,
+    /// The first of a compound command's redirections. A command's list
+    /// holds its own, then those of each compound command around it,
+    /// innermost first; bash applies the outer ones first, so for one
+    /// descriptor the last of the first part that has one wins.
+    #[serde(skip)]
+    pub(crate) compound_first: bool,
 }
 
 /// A redirection operator.

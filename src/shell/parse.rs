@@ -791,12 +791,10 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         {
             continue;
         }
-        if c.redirections(&st.reading).iter().any(|r| {
-            matches!(
-                r.op,
-                RedirectionOp::HereDoc | RedirectionOp::HereDocStrip | RedirectionOp::HereString
-            ) || dynamic_stdin(r)
-        }) {
+        if matches!(
+            stdin_of(c.redirections(&st.reading)),
+            Stdin::Text(..) | Stdin::Unknown(_)
+        ) {
             found.push((i, None));
         }
     }
@@ -820,25 +818,12 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             continue;
         };
         let (depth, cond, span, env) = (cmd.depth, cmd.conditional, cmd.span(), cmd.env);
-        // A here-document or here-string on the shell itself wins over a pipe.
-        let own = cmd
-            .redirections(&st.reading)
-            .iter()
-            .rev()
-            .find_map(|r| match r.op {
-                RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => {
-                    Some((ScriptKind::HereDocument, r.body.as_ref(), r.span.clone()))
-                }
-                RedirectionOp::HereString => {
-                    Some((ScriptKind::HereString, Some(&r.target), r.span.clone()))
-                }
-                _ if dynamic_stdin(r) => Some((ScriptKind::HereString, None, r.span.clone())),
-                _ => None,
-            });
-        let input = match own {
-            Some((kind, Some(w), at)) if !w.is_dynamic() => Ok((kind, Arc::from(w.text()), at)),
-            Some((_, _, at)) => Err(at),
-            None => match producer.and_then(|p| p.checked_sub(1)) {
+        // A redirection of the shell's standard input wins over a pipe.
+        let input = match stdin_of(cmd.redirections(&st.reading)) {
+            Stdin::Text(kind, w, at) => Ok((kind, Arc::from(w.text()), at)),
+            Stdin::Unknown(at) => Err(at),
+            Stdin::File => continue,
+            Stdin::Inherited => match producer.and_then(|p| p.checked_sub(1)) {
                 Some(p) => piped_text(&st.reading.commands[p], &st.reading)
                     .map(|t| {
                         let at = st.reading.commands[p].span();
@@ -972,9 +957,77 @@ fn reads_stdin_script(words: &[Word]) -> bool {
     !has_c && (operand.is_none() || dash_s || stdin_operand)
 }
 
-/// `< <(cmd)` or `< "$F"` on standard input: a script nobody can read.
-fn dynamic_stdin(r: &Redirection) -> bool {
-    r.op == RedirectionOp::Read && r.fd.is_none_or(|f| f == 0) && r.target.is_dynamic()
+/// What a command reads on its standard input, from its redirections.
+pub(super) enum Stdin<'a> {
+    /// What it inherits: a pipe, or the standard input of its shell.
+    Inherited,
+    /// A here-document's body or a here-string's word, literal: a script
+    /// when a shell reads it. The span is the redirection's.
+    Text(ScriptKind, &'a Word, Range<usize>),
+    /// A file named literally, or no input (closed, opened for writing).
+    File,
+    /// Text nobody can read before it runs: a here-document or here-string
+    /// with expansions, a file named at run time (`< "$F"`, `< <(cmd)`),
+    /// another descriptor (`<&3`).
+    Unknown(Range<usize>),
+}
+
+/// The standard input `redirections` (a command's, see
+/// [`Command::redirections`]) give a command: the last redirection onto
+/// descriptor 0 among its own, else among those of the innermost compound
+/// command around it that has one, and so on outwards (bash applies the
+/// outer ones first). `< /dev/stdin` and `<&0` change nothing.
+pub(super) fn stdin_of(redirections: &[Redirection]) -> Stdin<'_> {
+    let mut found: Option<&Redirection> = None;
+    for r in redirections {
+        if r.compound_first && found.is_some() {
+            break;
+        }
+        if onto_stdin(r) {
+            found = Some(r);
+        }
+    }
+    let Some(r) = found else {
+        return Stdin::Inherited;
+    };
+    let span = r.span.clone();
+    match r.op {
+        RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => match &r.body {
+            Some(w) if !w.is_dynamic() => Stdin::Text(ScriptKind::HereDocument, w, span),
+            _ => Stdin::Unknown(span),
+        },
+        RedirectionOp::HereString if !r.target.is_dynamic() => {
+            Stdin::Text(ScriptKind::HereString, &r.target, span)
+        }
+        RedirectionOp::DupIn | RedirectionOp::DupOut
+            if r.target.is_dynamic() || r.target.text() != "-" =>
+        {
+            Stdin::Unknown(span)
+        }
+        _ if r.target.is_dynamic() => Stdin::Unknown(span),
+        _ => Stdin::File,
+    }
+}
+
+/// Does this redirection change descriptor 0?
+fn onto_stdin(r: &Redirection) -> bool {
+    use RedirectionOp as Op;
+    let fd = match (r.fd, r.op) {
+        (_, Op::WriteAll | Op::AppendAll) => return false,
+        (Some(fd), _) => fd,
+        (None, Op::Write | Op::Append | Op::Clobber | Op::DupOut) => 1,
+        (None, _) => 0,
+    };
+    if fd != 0 {
+        return false;
+    }
+    let literal = !r.target.is_dynamic();
+    let t = r.target.text();
+    match r.op {
+        Op::Read | Op::ReadWrite => !(literal && STDIN_FILES.contains(&t)),
+        Op::DupIn | Op::DupOut => !(literal && t == "0"),
+        _ => true,
+    }
 }
 
 /// The literal text a command writes to its standard output, when it is
@@ -1028,27 +1081,14 @@ fn piped_text(c: &Command, reading: &Reading) -> Option<String> {
             if !(args.is_empty() || (args.len() == 1 && args[0].text() == "-")) {
                 return None;
             }
-            let r = c.redirections(reading).iter().rev().find(|r| {
-                matches!(
-                    r.op,
-                    RedirectionOp::HereDoc
-                        | RedirectionOp::HereDocStrip
-                        | RedirectionOp::HereString
-                        | RedirectionOp::Read
-                ) && r.fd.is_none_or(|f| f == 0)
-            })?;
-            match r.op {
-                RedirectionOp::HereString => {
-                    let mut s = r.target.text().to_string();
+            match stdin_of(c.redirections(reading)) {
+                Stdin::Text(ScriptKind::HereString, w, _) => {
+                    let mut s = w.text().to_string();
                     s.push('\n');
                     Some(s)
                 }
-                RedirectionOp::Read => None,
-                _ => r
-                    .body
-                    .as_ref()
-                    .filter(|b| !b.is_dynamic())
-                    .map(|b| b.text().to_string()),
+                Stdin::Text(_, w, _) => Some(w.text().to_string()),
+                _ => None,
             }
         }
         _ => None,
@@ -2211,6 +2251,9 @@ impl<'s> Parser<'s, '_> {
             // (an inner group's) extends its range over them, any other
             // gets a copy of its own and the group's (and a here-document
             // of its own whose body is still to come goes into the copy).
+            if let Some(r) = redirs.first_mut() {
+                r.compound_first = true;
+            }
             let all = &mut self.st.reading.redirections;
             let g = all.len() as u32..(all.len() + redirs.len()) as u32;
             if all.is_empty() {
@@ -2373,6 +2416,7 @@ impl<'s> Parser<'s, '_> {
                 op,
                 target,
                 body: None,
+                compound_first: false,
             });
         }
         Some((span, op))

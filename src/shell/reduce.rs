@@ -54,8 +54,9 @@
 //! replacement string) in it is dynamic.
 
 use super::files::{self, Access, Dir, FileUse, Found, Host};
+use super::parse::{Stdin, stdin_of};
 use super::programs::{self, Runs, Wrapper};
-use super::{Assignment, Command, Connector, MAX_DEPTH, Reading, RedirectionOp, Word, WordKind};
+use super::{Assignment, Command, Connector, MAX_DEPTH, Reading, Word, WordKind};
 use serde::Serialize;
 use std::borrow::Cow;
 
@@ -1275,22 +1276,14 @@ fn shell_script(words: &[Word], c: &Command, reading: &Reading) -> Option<Result
     if operand.is_some() {
         return None;
     }
-    let fed = c
-        .redirections(reading)
-        .iter()
-        .rev()
-        .find_map(|r| match r.op {
-            RedirectionOp::HereDoc | RedirectionOp::HereDocStrip => Some(r.body.clone()),
-            RedirectionOp::HereString => Some(Some(r.target.clone())),
-            _ => None,
-        });
-    match fed {
-        Some(Some(w)) if !w.is_dynamic() => Some(Ok(w.text().to_string())),
-        Some(_) => Some(Err(Gap::DynamicScript)),
-        None if c.connector == Connector::Pipe || c.connector == Connector::PipeAll => {
+    match stdin_of(c.redirections(reading)) {
+        Stdin::Text(_, w, _) => Some(Ok(w.text().to_string())),
+        Stdin::Unknown(_) => Some(Err(Gap::DynamicScript)),
+        Stdin::File => None,
+        Stdin::Inherited if c.connector == Connector::Pipe || c.connector == Connector::PipeAll => {
             Some(Err(Gap::PipedScript))
         }
-        None => None,
+        Stdin::Inherited => None,
     }
 }
 
