@@ -546,8 +546,9 @@ pub struct Redirection {
     /// delimiter, or a here-string's word.
     pub target: Word,
     /// A here-document's body (its text decoded when the delimiter is
-    /// quoted; dynamic when it holds expansions).
-    pub body: Option<Word>,
+    /// quoted; dynamic when it holds expansions). (Boxed: most
+    /// redirections have none, and the record stays small.)
+    pub body: Option<Box<Word>>,
     /// The first of a compound command's redirections. A command's list
     /// holds its own, then those of each compound command around it,
     /// innermost first; bash applies the outer ones first, so for one
@@ -781,6 +782,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<Text>(), 24);
         assert_eq!(std::mem::size_of::<Word>(), 48);
         assert_eq!(std::mem::size_of::<Command>(), 44);
+        assert_eq!(std::mem::size_of::<Redirection>(), 88);
     }
 
     #[test]

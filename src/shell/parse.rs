@@ -170,6 +170,10 @@ struct State {
     redir_bound: Option<usize>,
     /// The most commands or words the input can hold (see [`room`]).
     bound: usize,
+    /// Shells read so far that read their standard input and were given no
+    /// literal here-string of their own: what [`resolve_shells`] looks for
+    /// among a script's commands (none: it looks at none).
+    deferred: usize,
     /// The text made so far (nested scripts, brace expansion), against
     /// [`MAX_MADE_TEXT`].
     made: usize,
@@ -704,6 +708,7 @@ pub(super) fn read(command: &str) -> Reading {
         redirs: Vec::new(),
         redir_bound: None,
         bound,
+        deferred: 0,
         made: 0,
         abort: false,
     };
@@ -732,6 +737,7 @@ fn read_script(
 ) {
     let src = text.as_bytes();
     let feeds_before = st.feeds.len();
+    let deferred_before = st.deferred;
     let first_cmd = st.reading.commands.len();
     let mut p = Parser {
         text,
@@ -768,11 +774,19 @@ fn read_script(
     if unterminated && !p.st.abort {
         p.st.fail(Reason::Unterminated, script, src.len()..src.len());
     }
-    resolve_shells(st, script, first_cmd, feeds_before);
+    if st.feeds.len() > feeds_before || st.deferred > deferred_before {
+        resolve_shells(st, script, first_cmd, feeds_before, deferred_before);
+    }
 }
 
 /// Shells in this script that read a here-document, a here-string or a pipe.
-fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usize) {
+fn resolve_shells(
+    st: &mut State,
+    script: usize,
+    first: usize,
+    feeds_before: usize,
+    deferred_before: usize,
+) {
     let feeds: Vec<PipeFeed> = st.feeds.drain(feeds_before..).collect();
     let mut found: Vec<(usize, Option<usize>)> = Vec::new(); // (shell, producer)
     let mut piped: Vec<usize> = Vec::new();
@@ -781,7 +795,13 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         found.push((f.shell, f.producer.map(|p| p + 1)));
     }
     piped.sort_unstable();
-    for i in first..st.reading.commands.len() {
+    // (No shell counted since the script began: none to look for.)
+    let scan = if st.deferred > deferred_before {
+        first..st.reading.commands.len()
+    } else {
+        0..0
+    };
+    for i in scan {
         let c = &st.reading.commands[i];
         // (Most commands have no redirection: asked first, it is cheapest.)
         if c.redirections.is_empty()
@@ -791,10 +811,10 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
         {
             continue;
         }
-        if matches!(
-            stdin_of(c.redirections(&st.reading)),
-            Stdin::Text(..) | Stdin::Unknown(_)
-        ) {
+        let redirections = c.redirections(&st.reading);
+        if matches!(stdin_of(redirections), Stdin::Text(..) | Stdin::Unknown(_))
+            && read_at_once(own_redirections(redirections)).is_none()
+        {
             found.push((i, None));
         }
     }
@@ -818,8 +838,13 @@ fn resolve_shells(st: &mut State, script: usize, first: usize, feeds_before: usi
             continue;
         };
         let (depth, cond, span, env) = (cmd.depth, cmd.conditional, cmd.span(), cmd.env);
-        // A redirection of the shell's standard input wins over a pipe.
-        let input = match stdin_of(cmd.redirections(&st.reading)) {
+        // A redirection of the shell's standard input wins over a pipe; a
+        // here-string of its own was read with it.
+        let redirections = cmd.redirections(&st.reading);
+        if read_at_once(own_redirections(redirections)).is_some() {
+            continue;
+        }
+        let input = match stdin_of(redirections) {
             Stdin::Text(kind, w, at) => Ok((kind, Arc::from(w.text()), at)),
             Stdin::Unknown(at) => Err(at),
             Stdin::File => continue,
@@ -934,10 +959,12 @@ const STDIN_FILES: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
 /// standard input as its script file) reads its script from standard
 /// input; so does `source /dev/stdin`.
 fn reads_stdin_script(words: &[Word]) -> bool {
+    program_base(words).is_some_and(|base| base_reads_stdin_script(base, words))
+}
+
+/// [`reads_stdin_script`] with the program's base name found.
+fn base_reads_stdin_script(base: &str, words: &[Word]) -> bool {
     let stdin_file = |w: &Word| !w.is_dynamic() && STDIN_FILES.contains(&w.text());
-    let Some(base) = program_base(words) else {
-        return false;
-    };
     if base == "source" || base == "." {
         return words.get(1).is_some_and(stdin_file);
     }
@@ -1009,6 +1036,27 @@ pub(super) fn stdin_of(redirections: &[Redirection]) -> Stdin<'_> {
     }
 }
 
+/// The literal here-string a command's own redirections (`own`, no
+/// group's) give its standard input, with the redirection's span: a shell
+/// reads it as soon as the command is read ([`Parser::simple`]), not with
+/// the shells [`resolve_shells`] finds.
+fn read_at_once(own: &[Redirection]) -> Option<(&Word, Range<usize>)> {
+    match stdin_of(own) {
+        Stdin::Text(ScriptKind::HereString, w, span) => Some((w, span)),
+        _ => None,
+    }
+}
+
+/// A command's own redirections (before those of the compound commands
+/// around it).
+fn own_redirections(all: &[Redirection]) -> &[Redirection] {
+    let n = all
+        .iter()
+        .position(|r| r.compound_first)
+        .unwrap_or(all.len());
+    all.get(..n).unwrap_or(&[])
+}
+
 /// Does this redirection change descriptor 0?
 fn onto_stdin(r: &Redirection) -> bool {
     use RedirectionOp as Op;
@@ -1021,11 +1069,10 @@ fn onto_stdin(r: &Redirection) -> bool {
     if fd != 0 {
         return false;
     }
-    let literal = !r.target.is_dynamic();
-    let t = r.target.text();
+    let literal = || !r.target.is_dynamic();
     match r.op {
-        Op::Read | Op::ReadWrite => !(literal && STDIN_FILES.contains(&t)),
-        Op::DupIn | Op::DupOut => !(literal && t == "0"),
+        Op::Read | Op::ReadWrite => !(literal() && STDIN_FILES.contains(&r.target.text())),
+        Op::DupIn | Op::DupOut => !(literal() && r.target.text() == "0"),
         _ => true,
     }
 }
@@ -2580,7 +2627,7 @@ impl<'s> Parser<'s, '_> {
         if h.owner.is_some()
             && let Some(r) = self.st.reading.redirections.get_mut(h.redir)
         {
-            r.body = Some(Word::owned(span, text, kind));
+            r.body = Some(Box::new(Word::owned(span, text, kind)));
         }
         chunk
     }
@@ -2631,7 +2678,7 @@ impl<'s> Parser<'s, '_> {
                 _ => self.plain_word(),
             };
             let partial = match plain {
-                Ok(lx) if !matches!(self.src.get(lx.end), Some(b'<' | b'>')) => {
+                Ok(lx) if self.plain_word_ends(&lx) => {
                     self.pos = lx.end;
                     end = self.pos;
                     if ours.n == 0
@@ -2781,6 +2828,29 @@ impl<'s> Parser<'s, '_> {
         } else {
             None
         };
+        // A shell fed a literal here-string of its own reads it whatever
+        // follows (no group around it or pipe into it overrides its own
+        // redirection): read now, its commands land after it in place.
+        // Any other shell reading its standard input is resolved with the
+        // script ([`resolve_shells`]): a group's redirection, a
+        // here-document's body or a pipe may feed it.
+        let stdin_shell = shell_c.is_none()
+            && base.is_some_and(|b| {
+                (is_shell_name(b) || b == "source" || b == ".") && base_reads_stdin_script(b, words)
+            });
+        let here_string = if stdin_shell {
+            self.st
+                .reading
+                .redirections
+                .get(redirections.start as usize..redirections.end as usize)
+                .and_then(read_at_once)
+                .map(|(w, span)| (Arc::<str>::from(w.text()), span))
+        } else {
+            None
+        };
+        if stdin_shell && here_string.is_none() {
+            self.st.deferred += 1;
+        }
         if let Some(span) = dynamic_input {
             self.fail(Reason::DynamicScript, span);
         }
@@ -2811,6 +2881,9 @@ impl<'s> Parser<'s, '_> {
                 Some(w) => self.fail(Reason::DynamicScript, w.span),
                 None => self.fail(Reason::DynamicScript, start..end),
             }
+        } else if let Some((text, span)) = here_string {
+            let (d, c, s, e) = (self.depth, self.cond, self.script, self.env);
+            nested_script(self.st, text, ScriptKind::HereString, s, span, (d, c, e));
         }
         Some(idx)
     }
@@ -2841,6 +2914,25 @@ impl<'s> Parser<'s, '_> {
             room(&mut self.st.reading.words, self.st.bound);
             self.st.reading.words.push(w);
             ours.n += 1;
+        }
+    }
+
+    /// Does the plain word `lx` end where it stops? Not before `<(` or
+    /// `>(` (a process substitution goes on with the word), nor when it
+    /// is all digits before `<` or `>` (a descriptor: `2>err`).
+    #[inline(always)]
+    fn plain_word_ends(&self, lx: &Lexed) -> bool {
+        match self.src.get(lx.end) {
+            Some(b'<' | b'>') => {
+                self.src.get(lx.end + 1) != Some(&b'(')
+                    && !self
+                        .src
+                        .get(lx.start..lx.end)
+                        .unwrap_or(&[])
+                        .iter()
+                        .all(u8::is_ascii_digit)
+            }
+            _ => true,
         }
     }
 
@@ -2911,6 +3003,12 @@ impl<'s> Parser<'s, '_> {
         // (A plain word starts and ends beside a byte below 0x80 or at an
         // end of the text: on character boundaries.)
         let word = Word::plain(self.text, start..end, WordKind::Literal);
+        // A shell alone reads its standard input (see `Parser::simple`).
+        if self.src.get(end.wrapping_sub(1)) == Some(&b'h')
+            && program_base(std::slice::from_ref(&word)).is_some_and(is_shell_name)
+        {
+            self.st.deferred += 1;
+        }
         let from = self.st.reading.words.len();
         room(&mut self.st.reading.words, self.st.bound);
         self.st.reading.words.push(word);
