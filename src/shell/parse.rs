@@ -174,6 +174,10 @@ struct State {
     /// literal here-string of their own: what [`resolve_shells`] looks for
     /// among a script's commands (none: it looks at none).
     deferred: usize,
+    /// How many function bodies are being read (scripts `sh -c` runs in
+    /// them included): a shell there that reads its standard input reads
+    /// whatever each call gives the function.
+    functions: u32,
     /// The text made so far (nested scripts, brace expansion), against
     /// [`MAX_MADE_TEXT`].
     made: usize,
@@ -709,6 +713,7 @@ pub(super) fn read(command: &str) -> Reading {
         redir_bound: None,
         bound,
         deferred: 0,
+        functions: 0,
         made: 0,
         abort: false,
     };
@@ -716,6 +721,12 @@ pub(super) fn read(command: &str) -> Reading {
         st.fail(Reason::TooLong, 0, text.len()..text.len());
     }
     read_script(&mut st, &shared, 0, 0, Origin::Top, false, 0);
+    if st.deferred > 0
+        && let Some(c) = fed_through_runner(&st.reading)
+    {
+        let (script, span) = (c.script(), c.span());
+        st.fail(Reason::DynamicScript, script, span);
+    }
     // A value it sets that could run as code (checked here, not by the
     // caller: the reading is returned once, not moved again).
     if let Some((script, span)) = super::evaluating::find(&st.reading.scripts) {
@@ -1034,6 +1045,95 @@ pub(super) fn stdin_of(redirections: &[Redirection]) -> Stdin<'_> {
         _ if r.target.is_dynamic() => Stdin::Unknown(span),
         _ => Stdin::File,
     }
+}
+
+/// Does this command read, as a script, the standard input it inherits
+/// (no redirection of its own or of the groups around it, no pipe into
+/// it)?
+fn reads_inherited_stdin(c: &Command, reading: &Reading) -> bool {
+    !matches!(c.connector, Connector::Pipe | Connector::PipeAll)
+        && reads_stdin_script(reading.words(c))
+        && matches!(stdin_of(c.redirections(reading)), Stdin::Inherited)
+}
+
+/// A shell that reads its standard input with no redirection or pipe of
+/// its own (see [`reads_inherited_stdin`]): at the top of a script it
+/// reads what the script's reader was given.
+pub(super) fn inherited_stdin_shell(reading: &Reading) -> Option<&Command> {
+    reading
+        .commands
+        .iter()
+        .find(|c| reads_inherited_stdin(c, reading))
+}
+
+/// A shell in a `sh -c` script (at any depth) that reads the standard
+/// input it inherits while a shell running the script was given one
+/// (`bash -c sh <<< 'rm -rf /'`, `echo 'rm -rf /' | bash -c sh`): a script
+/// nobody reads here. (Inside a function or a compound command piped into,
+/// such shells are found as they are read.)
+fn fed_through_runner(reading: &Reading) -> Option<&Command> {
+    let commands = &reading.commands;
+    // Each script's first command: its runner is the command before it
+    // (a `sh -c` script is read right after the command that runs it).
+    let mut first = vec![usize::MAX; reading.scripts.len()];
+    for (i, c) in commands.iter().enumerate() {
+        if let Some(f) = first.get_mut(c.script())
+            && *f == usize::MAX
+        {
+            *f = i;
+        }
+    }
+    // Whether a script's input may hold what a shell in it reads, once
+    // known.
+    let mut fed: Vec<Option<bool>> = vec![None; reading.scripts.len()];
+    let mut script_fed = |s: usize| -> bool {
+        // Up the runners (at most the nesting limit of them); what is not
+        // found as expected counts as fed.
+        let mut chain: Vec<usize> = Vec::new();
+        let mut s = s;
+        let answer = loop {
+            if let Some(&Some(known)) = fed.get(s) {
+                break known;
+            }
+            chain.push(s);
+            let Some(script) = reading.scripts.get(s) else {
+                break true;
+            };
+            if s == 0 || script.kind != ScriptKind::ShellArgument {
+                // The input, or a here-document, here-string or piped
+                // script: the rest of its text, read here, is what the
+                // shell reads.
+                break false;
+            }
+            let Some(parent) = script.parent else {
+                break true;
+            };
+            let runner = first
+                .get(s)
+                .and_then(|&f| f.checked_sub(1))
+                .and_then(|j| commands.get(j));
+            let Some(r) =
+                runner.filter(|r| r.script() == parent && r.span().contains(&script.span.start))
+            else {
+                break true;
+            };
+            if matches!(r.connector, Connector::Pipe | Connector::PipeAll)
+                || !matches!(stdin_of(r.redirections(reading)), Stdin::Inherited)
+            {
+                break true;
+            }
+            s = parent;
+        };
+        for k in chain {
+            if let Some(slot) = fed.get_mut(k) {
+                *slot = Some(answer);
+            }
+        }
+        answer
+    };
+    commands
+        .iter()
+        .find(|c| c.script() != 0 && reads_inherited_stdin(c, reading) && script_fed(c.script()))
 }
 
 /// The literal here-string a command's own redirections (`own`, no
@@ -1710,8 +1810,39 @@ impl<'s> Parser<'s, '_> {
                     producer: prev,
                     shell: i,
                 });
+            } else if cur.is_none() && !self.st.abort {
+                self.compound_piped_into(cmds);
             }
             prev = cur;
+        }
+    }
+
+    /// A compound command piped into (its commands from `cmds`): a shell
+    /// in it reading its standard input with no redirection of its own or
+    /// of the groups around it may read the pipe (`echo 'rm -rf /' | {
+    /// sh; }`), a script nobody reads here.
+    #[inline(never)]
+    fn compound_piped_into(&mut self, cmds: usize) {
+        if self.st.deferred == 0 {
+            return;
+        }
+        let reading = &self.st.reading;
+        // (Those of scripts `sh -c` runs in it too: they inherit it. Its
+        // first command's connector is the pipe into the compound; one a
+        // pipe inside it feeds is taken too, which is stricter than need
+        // be, but linear.)
+        let found = reading
+            .commands
+            .get(cmds..)
+            .unwrap_or(&[])
+            .iter()
+            .find(|c| {
+                reads_stdin_script(reading.words(c))
+                    && matches!(stdin_of(c.redirections(reading)), Stdin::Inherited)
+            });
+        if let Some(c) = found {
+            let (script, span) = (c.script(), c.span());
+            self.st.fail(Reason::DynamicScript, script, span);
         }
     }
 
@@ -1917,6 +2048,7 @@ impl<'s> Parser<'s, '_> {
         self.skip_space();
         let saved = self.cond;
         self.cond = true;
+        self.st.functions += 1;
         let body_at = self.pos;
         let compound = self.peek() == Some(b'(')
             || matches!(
@@ -1940,6 +2072,7 @@ impl<'s> Parser<'s, '_> {
             self.depth -= 1;
         }
         self.cond = saved;
+        self.st.functions -= 1;
     }
 
     /// A list up to `stop`, which must hold a command; then the stop
@@ -2851,8 +2984,19 @@ impl<'s> Parser<'s, '_> {
         if stdin_shell && here_string.is_none() {
             self.st.deferred += 1;
         }
+        let called_input = stdin_shell
+            && self.st.functions > 0
+            && self
+                .st
+                .reading
+                .redirections
+                .get(redirections.start as usize..redirections.end as usize)
+                .is_none_or(|own| matches!(stdin_of(own), Stdin::Inherited));
         if let Some(span) = dynamic_input {
             self.fail(Reason::DynamicScript, span);
+        }
+        if called_input {
+            self.fail(Reason::DynamicScript, start..end);
         }
         room(&mut self.st.reading.commands, self.st.bound);
         self.st.reading.commands.push(cmd);
@@ -3008,6 +3152,9 @@ impl<'s> Parser<'s, '_> {
             && program_base(std::slice::from_ref(&word)).is_some_and(is_shell_name)
         {
             self.st.deferred += 1;
+            if self.st.functions > 0 {
+                self.fail(Reason::DynamicScript, start..end);
+            }
         }
         let from = self.st.reading.words.len();
         room(&mut self.st.reading.words, self.st.bound);

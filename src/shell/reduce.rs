@@ -54,7 +54,7 @@
 //! replacement string) in it is dynamic.
 
 use super::files::{self, Access, Dir, FileUse, Found, Host};
-use super::parse::{Stdin, stdin_of};
+use super::parse::{Stdin, inherited_stdin_shell, stdin_of};
 use super::programs::{self, Runs, Wrapper};
 use super::{Assignment, Command, Connector, MAX_DEPTH, Reading, Word, WordKind};
 use serde::Serialize;
@@ -875,6 +875,12 @@ fn chain<'r>(
                     ctx.out[action].gaps.push(Gap::TooDeep);
                 } else {
                     let reading = super::read(&text);
+                    // A shell in it reading the input the wrapped shell was
+                    // given (`sudo sh -c sh <<< 'rm -rf /'`) reads what
+                    // nobody can know from here.
+                    if inherited_stdin_shell(&reading).is_some() {
+                        ctx.out[action].gaps.push(Gap::DynamicScript);
+                    }
                     let idx = ctx.scripts.len() + 1;
                     ctx.scripts.push(Reading::default());
                     reduce_reading(ctx, &reading, None, idx, Some(action), d, dir);
