@@ -721,11 +721,15 @@ pub(super) fn read(command: &str) -> Reading {
         st.fail(Reason::TooLong, 0, text.len()..text.len());
     }
     read_script(&mut st, &shared, 0, 0, Origin::Top, false, 0);
-    if st.deferred > 0
-        && let Some(c) = fed_through_runner(&st.reading)
-    {
-        let (script, span) = (c.script(), c.span());
-        st.fail(Reason::DynamicScript, script, span);
+    if st.deferred > 0 {
+        if let Some(c) = fed_through_runner(&st.reading) {
+            let (script, span) = (c.script(), c.span());
+            st.fail(Reason::DynamicScript, script, span);
+        }
+        if let Some(c) = stdin_exec(&st.reading) {
+            let (script, span) = (c.script(), c.span());
+            st.fail(Reason::DynamicScript, script, span);
+        }
     }
     // A value it sets that could run as code (checked here, not by the
     // caller: the reading is returned once, not moved again).
@@ -1134,6 +1138,20 @@ fn fed_through_runner(reading: &Reading) -> Option<&Command> {
     commands
         .iter()
         .find(|c| c.script() != 0 && reads_inherited_stdin(c, reading) && script_fed(c.script()))
+}
+
+/// An `exec` with no program that redirects standard input (`exec <<<
+/// 'rm -rf /'; sh`): the shells after it that read theirs read that. (Asked
+/// only when some shell reads its standard input; where it stands is not
+/// looked at, which is stricter than need be.)
+fn stdin_exec(reading: &Reading) -> Option<&Command> {
+    reading.commands.iter().find(|c| {
+        let words = reading.words(c);
+        words.len() == 1
+            && !words[0].is_dynamic()
+            && words[0].text() == "exec"
+            && !matches!(stdin_of(c.redirections(reading)), Stdin::Inherited)
+    })
 }
 
 /// The literal here-string a command's own redirections (`own`, no
