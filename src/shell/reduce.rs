@@ -732,6 +732,17 @@ fn chain<'r>(
                 }
                 Next::Nothing => {
                     (layer.own, layer.span) = part(&cur, start..cur.len());
+                    // With no command, `sudo -s`/`-i`, `su [USER]` and
+                    // `script [FILE]` start a shell that reads its
+                    // standard input.
+                    if layer.gaps.is_empty()
+                        && wr
+                            .names
+                            .iter()
+                            .any(|n| matches!(*n, "sudo" | "su" | "script"))
+                    {
+                        script = stdin_script(c, origin.reading);
+                    }
                 }
             }
             layers.push(layer);
@@ -1282,6 +1293,12 @@ fn shell_script(words: &[Word], c: &Command, reading: &Reading) -> Option<Result
     if operand.is_some() {
         return None;
     }
+    stdin_script(c, reading)
+}
+
+/// The script a shell reads on its standard input, when the command gives
+/// it one: a here-document or here-string.
+fn stdin_script(c: &Command, reading: &Reading) -> Option<Result<String, Gap>> {
     match stdin_of(c.redirections(reading)) {
         Stdin::Text(_, w, _) => Some(Ok(w.text().to_string())),
         Stdin::Unknown(_) => Some(Err(Gap::DynamicScript)),
