@@ -972,7 +972,8 @@ const STDIN_FILES: &[&str] = &["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"];
 
 /// A shell with neither `-c` nor a script operand (or with `-s`, or with
 /// standard input as its script file) reads its script from standard
-/// input; so does `source /dev/stdin`.
+/// input; so do `source /dev/stdin`, and `at` and `batch` without `-f`
+/// (the job they give `sh`).
 fn reads_stdin_script(words: &[Word]) -> bool {
     program_base(words).is_some_and(|base| base_reads_stdin_script(base, words))
 }
@@ -982,6 +983,18 @@ fn base_reads_stdin_script(base: &str, words: &[Word]) -> bool {
     let stdin_file = |w: &Word| !w.is_dynamic() && STDIN_FILES.contains(&w.text());
     if base == "source" || base == "." {
         return words.get(1).is_some_and(stdin_file);
+    }
+    if base == "at" || base == "batch" {
+        // The job's commands, which `sh` runs, come from standard input
+        // unless `-f FILE` names them (or it only lists, removes or
+        // shows jobs).
+        return !words.get(1..).unwrap_or(&[]).iter().any(|w| {
+            let t = w.text().as_bytes();
+            !w.is_dynamic()
+                && t.first() == Some(&b'-')
+                && t.iter()
+                    .any(|b| matches!(b, b'f' | b'l' | b'r' | b'c' | b'd'))
+        });
     }
     if !is_shell_name(base) {
         return false;
@@ -2987,7 +3000,8 @@ impl<'s> Parser<'s, '_> {
         // here-document's body or a pipe may feed it.
         let stdin_shell = shell_c.is_none()
             && base.is_some_and(|b| {
-                (is_shell_name(b) || b == "source" || b == ".") && base_reads_stdin_script(b, words)
+                (is_shell_name(b) || matches!(b, "source" | "." | "at" | "batch"))
+                    && base_reads_stdin_script(b, words)
             });
         let here_string = if stdin_shell {
             self.st
@@ -3167,7 +3181,8 @@ impl<'s> Parser<'s, '_> {
         let word = Word::plain(self.text, start..end, WordKind::Literal);
         // A shell alone reads its standard input (see `Parser::simple`).
         if self.src.get(end.wrapping_sub(1)) == Some(&b'h')
-            && program_base(std::slice::from_ref(&word)).is_some_and(is_shell_name)
+            && program_base(std::slice::from_ref(&word))
+                .is_some_and(|b| is_shell_name(b) || b == "batch")
         {
             self.st.deferred += 1;
             if self.st.functions > 0 {
