@@ -112,6 +112,18 @@ pub fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
         // The same with no blanks: the most nested scripts 64 KiB holds.
         ("sh<<<x; × 9,362", fit("sh<<<x;".repeat(k / 7)), None),
         ("sh -c x; × 8,192", fit("sh -c x;".repeat(k / 8)), None),
+        // Shells that read the input of what they run in, each found
+        // and reported (the reading is incomplete at the first).
+        (
+            "shells in groups piped into × 6,553",
+            fit("a|{ sh;};".repeat(k / 10)),
+            Some(Reason::DynamicScript),
+        ),
+        (
+            "shells a fed sh -c runs × 21,843",
+            fit(format!("sh<<<x -c '{}'", "sh;".repeat(k / 3 - 5))),
+            Some(Reason::DynamicScript),
+        ),
         (
             "pending here-docs, a script of newlines",
             fit(format!(
