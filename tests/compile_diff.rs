@@ -705,10 +705,17 @@ fn path_tables_agree_with_reference() {
             Effect::Allow,
         ),
     ];
+    // One prefix with tails of many extensions: more codes than a group's
+    // 64 code bits, so that some share a bit.
+    let many: Vec<String> = (0..80)
+        .flat_map(|i| [format!("Read(./m/**/*.x{i})"), format!("Read(./m/*.Y{i})")])
+        .collect();
     let rules: Vec<Rule> = specs
         .iter()
+        .map(|(text, effect)| (*text, *effect))
+        .chain(many.iter().map(|t| (t.as_str(), Effect::Allow)))
         .enumerate()
-        .map(|(i, (text, effect))| common::claude_rule(text, *effect, i))
+        .map(|(i, (text, effect))| common::claude_rule(text, effect, i))
         .collect();
     let paths = [
         "main.rs",
@@ -823,10 +830,22 @@ fn path_tables_agree_with_reference() {
         "lib/\u{212A}/ſ/a.rs".to_string(),
         "LIB/\u{212A}/ſ/a.RS".to_string(),
     ];
+    let many_paths: Vec<String> = (0..90)
+        .flat_map(|i| {
+            [
+                format!("m/a.x{i}"),
+                format!("m/b/c.x{i}/d"),
+                format!("m/a.Y{i}"),
+                format!("m/a.y{i}"),
+                format!("m/b/c.Y{i}"),
+            ]
+        })
+        .collect();
     let paths: Vec<&str> = paths
         .iter()
         .copied()
         .chain(deep_paths.iter().map(String::as_str))
+        .chain(many_paths.iter().map(String::as_str))
         .collect();
     let mut failures = Vec::new();
     let mut m = Matches::new();

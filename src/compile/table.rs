@@ -101,7 +101,8 @@ pub(crate) struct Table {
     /// Folded key → its entries, in key order, each with the [`ext_code`]
     /// of its tail (prefix rules whose tail is a segment ending: a query
     /// compares it with its segments' codes before comparing text;
-    /// [`NO_CODE`] otherwise), uncoded entries first, then by code.
+    /// [`NO_CODE`] otherwise), uncoded entries first, then by their code's
+    /// bit and code.
     groups: Box<[Group]>,
     /// Name and extension tables: a filter of the slots' hashes (two bits
     /// of one word per hash, see [`filter_bits`]), in which a lookup that
@@ -131,8 +132,13 @@ struct Group {
     /// How many entries lead `entries` with [`NO_CODE`].
     plain: usize,
     /// A bit per code of the coded entries (`1 << (code & 63)`): a query
-    /// searches them only for a segment whose code's bit is set.
+    /// looks at them only for a segment whose code's bit is set.
     codes: u64,
+    /// The coded entries are sorted by their code's bit (then by code):
+    /// where the run of each bit set in `codes` starts among them, in bit
+    /// order, then their count. The run of a bit is found by the number of
+    /// bits set below it.
+    starts: Box<[u32]>,
 }
 
 /// An entry of a group.
@@ -328,18 +334,24 @@ impl Table {
                     tail_len,
                 });
         }
-        // Uncoded entries first, then by code (a query searches them by
-        // code); stable, and groups in key order, so images are written in
-        // a fixed order.
+        // Uncoded entries first, then by their code's bit and code (a query
+        // finds the run of a bit); stable, and groups in key order, so images
+        // are written in a fixed order.
         let mut groups: Vec<Group> = grouped
             .into_iter()
             .map(|(key, mut v)| {
-                v.sort_by_key(|it| it.code);
+                v.sort_by_key(|it| (it.code != NO_CODE, it.code & 63, it.code));
                 let plain = v.iter().take_while(|it| it.code == NO_CODE).count();
-                let codes = v
-                    .iter()
-                    .filter(|it| it.code != NO_CODE)
-                    .fold(0u64, |m, it| m | 1 << (it.code & 63));
+                let coded = v.get(plain..).unwrap_or_default();
+                let codes = coded.iter().fold(0u64, |m, it| m | 1 << (it.code & 63));
+                let mut starts = Vec::with_capacity(codes.count_ones() as usize + 1);
+                for (i, it) in coded.iter().enumerate() {
+                    let bit = it.code & 63;
+                    if i == 0 || coded.get(i - 1).is_some_and(|p| p.code & 63 != bit) {
+                        starts.push(u32::try_from(i).unwrap_or(u32::MAX));
+                    }
+                }
+                starts.push(u32::try_from(coded.len()).unwrap_or(u32::MAX));
                 let mut padded = key.to_vec();
                 padded.extend_from_slice(&[0; PAD]);
                 Group {
@@ -348,6 +360,7 @@ impl Table {
                     entries: v.into_boxed_slice(),
                     plain,
                     codes,
+                    starts: starts.into_boxed_slice(),
                 }
             })
             .collect();
@@ -690,13 +703,12 @@ impl PathTables {
     ///
     /// One pass over the segments looks up each one's name and extension
     /// and (while some prefix key is longer than the path so far) the path
-    /// up to its end; prefix rules whose tail asks for a later segment's
-    /// extension are searched after it, by the extensions of the segments
-    /// that have one.
+    /// up to its end; the prefix groups it found with rules whose tail asks
+    /// for a later segment's extension are kept, and each later segment
+    /// with a `.` looks up its extension's code in them.
     #[inline]
     pub(crate) fn find_into(&self, hay: &[u8], scratch: &mut PathScratch, out: &mut Vec<u32>) {
-        let PathScratch { f, dotted, pending } = scratch;
-        dotted.clear();
+        let PathScratch { f, pending } = scratch;
         pending.clear();
         let (len, changed, same) = fold_path(hay, f);
         let f = f.get(..len).unwrap_or_default();
@@ -720,7 +732,12 @@ impl PathTables {
                 if exts && self.ext.may_hold(me.code) {
                     self.ext_hit(&q, &me, out);
                 }
-                dotted.push(me);
+                let bit = 1 << (me.code & 63);
+                for &(gi, codes, k, oe) in pending.iter() {
+                    if codes & bit != 0 {
+                        self.coded_hits(gi, &q, k, oe, &me, out);
+                    }
+                }
             }
             if prefixes {
                 before = chain(before, hash);
@@ -734,16 +751,6 @@ impl PathTables {
                 break;
             }
             (k, s, o) = (k + 1, me.se + 1, me.oe + 1);
-        }
-        for &(gi, codes, k, oe) in pending.iter() {
-            // The code bits of the later segments.
-            let later = dotted
-                .iter()
-                .filter(|sg| sg.k > k)
-                .fold(0u64, |m, sg| m | 1 << (sg.code & 63));
-            if codes & later != 0 {
-                self.coded_hits(gi, &q, k, oe, dotted, out);
-            }
         }
     }
 
@@ -823,66 +830,65 @@ impl PathTables {
 
     /// The coded entries of the prefix group `gi`, whose key is the path
     /// up to the segment numbered `k` (which ends at `oe` in the path as
-    /// it is), whose tail a later segment of `dotted` (the segments with a
-    /// `.`) ends with.
+    /// it is), whose tail the later segment `sg` (which has a `.`) ends
+    /// with: those of its code's run (see [`Group::starts`]).
     fn coded_hits(
         &self,
         gi: usize,
         q: &Query<'_>,
         k: usize,
         oe: usize,
-        dotted: &[Seg],
+        sg: &Seg,
         out: &mut Vec<u32>,
     ) {
         let Some(g) = self.prefix.group(gi) else {
             return;
         };
+        let code = sg.code;
+        let bit = code & 63;
+        if g.codes & 1 << bit == 0 {
+            return;
+        }
+        let r = (g.codes & ((1u64 << bit) - 1)).count_ones() as usize;
+        let (Some(&from), Some(&to)) = (g.starts.get(r), g.starts.get(r + 1)) else {
+            return;
+        };
         let coded = g.entries.get(g.plain..).unwrap_or_default();
-        for sg in dotted.iter().filter(|sg| sg.k > k) {
-            let code = sg.code;
-            if g.codes & 1 << (code & 63) == 0 {
+        for it in coded.get(from as usize..to as usize).unwrap_or_default() {
+            if it.code != code {
                 continue;
             }
-            let from = coded.partition_point(|it| it.code < code);
-            for it in coded.get(from..).unwrap_or_default() {
-                // The run of this code.
-                if it.code != code {
-                    break;
-                }
-                let t = match &it.e.tail {
-                    Tail::Child(t) if sg.k == k + 1 => t,
-                    Tail::Deep(t) => t,
-                    _ => continue,
-                };
-                let ends = if it.e.folded || q.lower {
-                    let n = it.tail_len;
-                    if n != 0 {
-                        // The segment's last `n` bytes, a word from
-                        // inside the padded folded path.
-                        let keep = u64::MAX >> (64 - 8 * n as u32);
-                        sg.se - sg.s >= n && word_at(q.f, sg.se - n) & keep == it.tail_word
-                    } else {
-                        q.f.get(sg.s..sg.se).is_some_and(|x| x.ends_with(t))
-                    }
+            let t = match &it.e.tail {
+                Tail::Child(t) if sg.k == k + 1 => t,
+                Tail::Deep(t) => t,
+                _ => continue,
+            };
+            let ends = if it.e.folded || q.lower {
+                let n = it.tail_len;
+                if n != 0 {
+                    // The segment's last `n` bytes, a word from
+                    // inside the padded folded path.
+                    let keep = u64::MAX >> (64 - 8 * n as u32);
+                    sg.se - sg.s >= n && word_at(q.f, sg.se - n) & keep == it.tail_word
                 } else {
-                    q.hay.get(sg.o..sg.oe).is_some_and(|x| x.ends_with(t))
-                };
-                if ends && q.case_ok(it, oe) {
-                    out.push(it.e.id);
+                    q.f.get(sg.s..sg.se).is_some_and(|x| x.ends_with(t))
                 }
+            } else {
+                q.hay.get(sg.o..sg.oe).is_some_and(|x| x.ends_with(t))
+            };
+            if ends && q.case_ok(it, oe) {
+                out.push(it.e.id);
             }
         }
     }
 }
 
-/// A path query's scratch: the path folded (followed by [`PAD`] bytes),
-/// its segments that have a `.`, and the prefix groups with coded entries
-/// it reached (each with its code bits, and the number and end of the
-/// segment that ends its key).
+/// A path query's scratch: the path folded (followed by [`PAD`] bytes)
+/// and the prefix groups with coded entries it reached (each with its
+/// code bits, and the number and end of the segment that ends its key).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PathScratch {
     f: Vec<u8>,
-    dotted: Vec<Seg>,
     pending: Vec<(usize, u64, usize, usize)>,
 }
 
