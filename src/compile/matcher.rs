@@ -520,7 +520,9 @@ impl KindMatcher {
     /// Appends the ids of every rule that matches `hay` to `out.ids`
     /// (unsorted, possibly repeated).
     pub(crate) fn find_into(&self, hay: &[u8], out: &mut Matches) {
-        out.ids.extend_from_slice(&self.always);
+        if !self.always.is_empty() {
+            out.ids.extend_from_slice(&self.always);
+        }
         if !self.exact.is_empty() {
             if let Some(ids) = self.exact.get(hay) {
                 out.ids.extend_from_slice(ids);

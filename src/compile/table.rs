@@ -28,8 +28,9 @@
 //! segments, as many as the path has), and compares keys a word at a
 //! time.
 //!
-//! Case-insensitive rules are tabled when their literal is ASCII, under
-//! its ASCII lower case. Every key (case-sensitive ones too) is indexed
+//! Case-insensitive rules are tabled when every character of their
+//! literal that is not ASCII has no other case forms (see
+//! [`caseless_beyond_ascii`]), under its ASCII lower case. Every key (case-sensitive ones too) is indexed
 //! folded and the query folds its path once (ASCII letters, `K` KELVIN
 //! SIGN → `k`, `ſ` LONG S → `s`, see [`super::route`]), each
 //! case-sensitive entry comparing its text with the path as it is — or,
@@ -294,6 +295,29 @@ fn code_of_ext(ext: Option<&[u8]>) -> u64 {
         Some(ext) => hash_key(ext).max(2),
         None => NO_EXT,
     }
+}
+
+/// Whether every character of the UTF-8 text `t` that is not ASCII
+/// matches only itself when case is ignored, as the automata read
+/// `(?i:…)` (its case-insensitive regex is a literal, not a class): then
+/// the text, its ASCII letters in lower case, matches a folded path
+/// exactly where the text matches the path ignoring case. `K` KELVIN SIGN,
+/// `ſ` LONG S and every other character with case forms are not.
+pub(crate) fn caseless_beyond_ascii(t: &[u8]) -> bool {
+    if t.is_ascii() {
+        return true;
+    }
+    let Ok(text) = std::str::from_utf8(t) else {
+        return false;
+    };
+    let cfg = regex_automata::util::syntax::Config::new()
+        .utf8(false)
+        .unicode(true);
+    text.chars().filter(|c| !c.is_ascii()).all(|c| {
+        let re = format!("(?i:\\x{{{:X}}})", u32::from(c));
+        regex_automata::util::syntax::parse_with(&re, &cfg)
+            .is_ok_and(|h| h.properties().is_literal())
+    })
 }
 
 /// Folds `text` as the keys are (see the module documentation).
@@ -646,8 +670,7 @@ pub(crate) fn classify(
         if !folded {
             return Some(t.into());
         }
-        t.is_ascii()
-            .then(|| t.to_ascii_lowercase().into_boxed_slice())
+        caseless_beyond_ascii(t).then(|| t.to_ascii_lowercase().into_boxed_slice())
     };
     let tail = match tail {
         Tail::Child(t) => Tail::Child(fold(&t)?),
