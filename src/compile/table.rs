@@ -120,26 +120,34 @@ fn filter_bits(h: u64) -> (usize, u64) {
     ((h >> 44) as usize, bits)
 }
 
-/// The entries of one key; aligned to a cache line, so that a lookup
-/// that finds one reads one line of it.
+/// The entries of one key; aligned to a cache line (and as long as one),
+/// so that a lookup that finds one reads one line of it.
 #[derive(Clone, Debug)]
 #[repr(align(64))]
 struct Group {
-    /// The key, folded (see the module documentation).
-    key: Box<[u8]>,
-    /// The key followed by [`PAD`] zero bytes (compared a word at a time).
+    /// The key, folded (see the module documentation), followed by
+    /// [`PAD`] zero bytes (compared a word at a time).
     padded: Box<[u8]>,
     entries: Box<[Item]>,
+    /// The coded entries are sorted by their code's bit (then by code):
+    /// where the run of each bit set in `codes` starts among them, in bit
+    /// order, then their count (empty without coded entries). The run of
+    /// a bit is found by the number of bits set below it.
+    starts: Box<[u32]>,
+    /// The key's length.
+    key_len: u32,
     /// How many entries lead `entries` with [`NO_CODE`].
-    plain: usize,
+    plain: u32,
     /// A bit per code of the coded entries (`1 << (code & 63)`): a query
     /// looks at them only for a segment whose code's bit is set.
     codes: u64,
-    /// The coded entries are sorted by their code's bit (then by code):
-    /// where the run of each bit set in `codes` starts among them, in bit
-    /// order, then their count. The run of a bit is found by the number of
-    /// bits set below it.
-    starts: Box<[u32]>,
+}
+
+impl Group {
+    /// The key, folded.
+    fn key(&self) -> &[u8] {
+        self.padded.get(..self.key_len as usize).unwrap_or_default()
+    }
 }
 
 /// An entry of a group.
@@ -330,6 +338,8 @@ fn folded(text: &[u8]) -> Vec<u8> {
 impl Table {
     /// Builds a table of `entries`.
     fn build(entries: Vec<Entry>, kind: TableKind) -> Table {
+        // Keyed by the folded key followed by `PAD` zero bytes (the
+        // group's `padded`).
         let mut grouped: ByteMap<Vec<Item>> = ByteMap::default();
         for e in entries {
             let code = match &e.tail {
@@ -347,8 +357,11 @@ impl Table {
                 TableKind::Ext => final_ext(&e.text).unwrap_or(&e.text),
                 _ => &e.text,
             };
+            let mut padded = Vec::with_capacity(k.len() + PAD);
+            fold_into(k, &mut padded);
+            padded.extend_from_slice(&[0; PAD]);
             grouped
-                .entry(folded(k).into_boxed_slice())
+                .entry(padded.into_boxed_slice())
                 .or_default()
                 .push(Item {
                     lower: e.folded || *folded(&e.text) == *e.text,
@@ -363,32 +376,35 @@ impl Table {
         // are written in a fixed order.
         let mut groups: Vec<Group> = grouped
             .into_iter()
-            .map(|(key, mut v)| {
-                v.sort_by_key(|it| (it.code != NO_CODE, it.code & 63, it.code));
+            .map(|(padded, mut v)| {
+                // (The code's bit in the high bits: uncoded entries, code 0, first.)
+                v.sort_by_key(|it| it.code.rotate_right(6));
                 let plain = v.iter().take_while(|it| it.code == NO_CODE).count();
                 let coded = v.get(plain..).unwrap_or_default();
                 let codes = coded.iter().fold(0u64, |m, it| m | 1 << (it.code & 63));
-                let mut starts = Vec::with_capacity(codes.count_ones() as usize + 1);
-                for (i, it) in coded.iter().enumerate() {
-                    let bit = it.code & 63;
-                    if i == 0 || coded.get(i - 1).is_some_and(|p| p.code & 63 != bit) {
-                        starts.push(u32::try_from(i).unwrap_or(u32::MAX));
+                // (Nothing, without coded entries: most groups.)
+                let mut starts = Vec::new();
+                if !coded.is_empty() {
+                    for (i, it) in coded.iter().enumerate() {
+                        let bit = it.code & 63;
+                        if i == 0 || coded.get(i - 1).is_some_and(|p| p.code & 63 != bit) {
+                            starts.push(u32::try_from(i).unwrap_or(u32::MAX));
+                        }
                     }
+                    starts.push(u32::try_from(coded.len()).unwrap_or(u32::MAX));
                 }
-                starts.push(u32::try_from(coded.len()).unwrap_or(u32::MAX));
-                let mut padded = key.to_vec();
-                padded.extend_from_slice(&[0; PAD]);
+                let key_len = u32::try_from(padded.len().saturating_sub(PAD)).unwrap_or(u32::MAX);
                 Group {
-                    key,
-                    padded: padded.into_boxed_slice(),
+                    padded,
                     entries: v.into_boxed_slice(),
-                    plain,
-                    codes,
                     starts: starts.into_boxed_slice(),
+                    key_len,
+                    plain: u32::try_from(plain).unwrap_or(u32::MAX),
+                    codes,
                 }
             })
             .collect();
-        groups.sort_by(|a, b| a.key.cmp(&b.key));
+        groups.sort_by(|a, b| a.key().cmp(b.key()));
         let mut items: Vec<(u64, u32)> = Vec::with_capacity(groups.len());
         let mut inner = std::collections::HashSet::new();
         if kind == TableKind::Prefix {
@@ -401,7 +417,7 @@ impl Table {
                 // whose hash another text shares only makes a query look
                 // further.
                 let mut h = CHAIN_START;
-                for (p, head) in g.key.split(|&b| b == b'/').enumerate() {
+                for (p, head) in g.key().split(|&b| b == b'/').enumerate() {
                     if p > 0 {
                         inner.insert(h);
                     }
@@ -411,9 +427,9 @@ impl Table {
         }
         for (gi, g) in groups.iter().enumerate() {
             let h = match kind {
-                TableKind::Prefix => chain_of(&g.key),
-                TableKind::Name => hash_key(&g.key),
-                TableKind::Ext => code_of_ext(Some(&g.key)),
+                TableKind::Prefix => chain_of(g.key()),
+                TableKind::Name => hash_key(g.key()),
+                TableKind::Ext => code_of_ext(Some(g.key())),
             };
             // A key that is also a proper prefix of another carries the
             // flag on its own slot.
@@ -480,7 +496,7 @@ impl Table {
                 if let Some(g) = self.groups.get(gi) {
                     // Keys are distinct, and a key's own slot carries its
                     // flag: nothing after it can add to the answer.
-                    if g.key.len() == e.wrapping_sub(s) && eq_span(&g.padded, f, s, e) {
+                    if g.key_len as usize == e.wrapping_sub(s) && eq_span(&g.padded, f, s, e) {
                         return (Some(gi), longer);
                     }
                 }
@@ -526,8 +542,8 @@ impl Table {
                 .groups
                 .iter()
                 .map(|g| {
-                    g.key.len()
-                        + g.padded.len()
+                    g.padded.len()
+                        + g.starts.len() * 4
                         + size_of::<Group>()
                         + g.entries
                             .iter()
@@ -840,7 +856,7 @@ impl PathTables {
         let Some(g) = self.prefix.group(gi) else {
             return;
         };
-        let (plain, coded) = g.entries.split_at(g.plain.min(g.entries.len()));
+        let (plain, coded) = g.entries.split_at((g.plain as usize).min(g.entries.len()));
         for it in plain {
             if q.case_ok(it, me.oe) && tail_fits(&it.e.tail, it.e.folded, q, me) {
                 out.push(it.e.id);
@@ -876,7 +892,7 @@ impl PathTables {
         let (Some(&from), Some(&to)) = (g.starts.get(r), g.starts.get(r + 1)) else {
             return;
         };
-        let coded = g.entries.get(g.plain..).unwrap_or_default();
+        let coded = g.entries.get(g.plain as usize..).unwrap_or_default();
         for it in coded.get(from as usize..to as usize).unwrap_or_default() {
             if it.code != code {
                 continue;
