@@ -105,19 +105,18 @@ pub(crate) struct Table {
     /// [`NO_CODE`] otherwise), uncoded entries first, then by their code's
     /// bit and code.
     groups: Box<[Group]>,
-    /// Name and extension tables: a filter of the slots' hashes (two bits
-    /// of one word per hash, see [`filter_bits`]), in which a lookup that
+    /// Name and extension tables: a filter of the slots' hashes (a bit of
+    /// one word per hash, see [`filter_bits`]), in which a lookup that
     /// misses usually finds a bit clear and stops without probing;
     /// empty for prefix tables (whose lookups mostly find their key).
     filter: Box<[u64]>,
 }
 
-/// The word (an index, to be masked) and the two bits of a hash in a
-/// table's filter: bits of the hash that its slot index does not use.
+/// The word (an index, to be masked) and the bit of a hash in a table's
+/// filter: bits of the hash that its slot index does not use.
 #[inline]
 fn filter_bits(h: u64) -> (usize, u64) {
-    let bits = 1u64 << ((h >> 32) & 63) | 1u64 << ((h >> 38) & 63);
-    ((h >> 44) as usize, bits)
+    ((h >> 44) as usize, 1u64 << ((h >> 32) & 63))
 }
 
 /// The entries of one key; aligned to a cache line (and as long as one),
@@ -453,8 +452,8 @@ impl Table {
         }
         let mut filter = Vec::new();
         if kind != TableKind::Prefix && !groups.is_empty() {
-            // About 16 bits a key.
-            filter = vec![0u64; groups.len().div_ceil(4).next_power_of_two()];
+            // About 32 bits a key.
+            filter = vec![0u64; groups.len().div_ceil(2).next_power_of_two()];
             let fmask = filter.len() - 1;
             for &(h, _) in slots.iter().filter(|s| s.0 != 0) {
                 let (w, bits) = filter_bits(h);
@@ -475,9 +474,9 @@ impl Table {
     /// (a table without a filter answers true).
     #[inline(always)]
     fn may_hold(&self, h: u64) -> bool {
-        let (w, bits) = filter_bits(h);
+        let (w, bit) = filter_bits(h);
         let fmask = self.filter.len().wrapping_sub(1);
-        self.filter.get(w & fmask).is_none_or(|x| x & bits == bits)
+        self.filter.get(w & fmask).is_none_or(|x| x & bit != 0)
     }
 
     /// The index of the group of the key `f[s..e]` (folded; `f` padded)
