@@ -7,7 +7,8 @@
 //! - `novel-commands`, `novel-paths`: the bench's 5,000 never-seen
 //!   commands (or read paths) at 10,000 rules, each queried once, right
 //!   after the build;
-//! - `warm-command`: the bench's fixed command, 1,000 times a round;
+//! - `warm-command`, `warm-path`: the bench's fixed command (or read
+//!   path) at 10,000 rules, 1,000 times a round;
 //! - `load`: the 10,000-rule image (7,000 command and 3,000 path rules)
 //!   loaded from bytes, once a round.
 //!
@@ -103,6 +104,7 @@ fn main() {
         .map(|rel| format!("{}/{rel}", rules::PROJECT))
         .collect();
     let warm = vec![rules::WARM_COMMAND.to_string(); 1000];
+    let warm_path = vec![format!("{}/{}", rules::PROJECT, rules::WARM_PATH); 1000];
     let all = rules::mixed_10000(&d);
     let (policy, work, warm_up) = match mode.as_str() {
         "novel-commands" => (
@@ -112,9 +114,12 @@ fn main() {
         ),
         "novel-paths" => (d.path_sets[2].1.clone(), Work::Paths(&abs), false),
         "warm-command" => (d.sets[2].1.clone(), Work::Commands(&warm), true),
+        "warm-path" => (d.path_sets[2].1.clone(), Work::Paths(&warm_path), true),
         "load" => (all.clone(), Work::Load(&[]), true),
         _ => {
-            eprintln!("count_matchers: modes are novel-commands, novel-paths, warm-command, load");
+            eprintln!(
+                "count_matchers: modes are novel-commands, novel-paths, warm-command, warm-path, load"
+            );
             std::process::exit(2)
         }
     };

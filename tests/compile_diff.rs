@@ -685,6 +685,19 @@ fn path_tables_agree_with_reference() {
         ("Read(./Ks/x/**)", Effect::Allow),
         ("Read(./ks/**)", Effect::Deny),
         ("Read(./é/**)", Effect::Deny),
+        // Case-insensitive and not ASCII: in an automaton walked only for
+        // the first bytes it can take, which include the leads of `K`
+        // KELVIN SIGN and `ſ` LONG S.
+        ("Read(./kö/x)", Effect::Deny),
+        ("Read(./ſé/x)", Effect::Deny),
+        // Case-insensitive, beyond ASCII only characters without case
+        // forms: tabled.
+        ("Read(./テスト/x)", Effect::Deny),
+        ("Read(./k…/**)", Effect::Deny),
+        ("Read(**/日本.Md)", Effect::Deny),
+        ("Read(**/*.日本)", Effect::Deny),
+        ("Read(./d/*.テ)", Effect::Deny),
+        ("Read(./d/**/*.Sテ)", Effect::Deny),
         ("Read(./src/*.ts)", Effect::Allow),
         ("Read(./a/b/*.md)", Effect::Allow),
         ("Read(./Lib/**/*.Rs)", Effect::Deny),
@@ -700,10 +713,17 @@ fn path_tables_agree_with_reference() {
             Effect::Allow,
         ),
     ];
+    // One prefix with tails of many extensions: more codes than a group's
+    // 64 code bits, so that some share a bit.
+    let many: Vec<String> = (0..80)
+        .flat_map(|i| [format!("Read(./m/**/*.x{i})"), format!("Read(./m/*.Y{i})")])
+        .collect();
     let rules: Vec<Rule> = specs
         .iter()
+        .map(|(text, effect)| (*text, *effect))
+        .chain(many.iter().map(|t| (t.as_str(), Effect::Allow)))
         .enumerate()
-        .map(|(i, (text, effect))| common::claude_rule(text, *effect, i))
+        .map(|(i, (text, effect))| common::claude_rule(text, effect, i))
         .collect();
     let paths = [
         "main.rs",
@@ -740,6 +760,32 @@ fn path_tables_agree_with_reference() {
         "\u{212A}s/x/y",
         "é/a",
         "É/a",
+        "kö/x",
+        "KÖ/x/y",
+        "\u{212A}ö/x",
+        "kö",
+        "ko/x",
+        "sé/x",
+        "Sé/X",
+        "ſÉ/x",
+        "ſé/y",
+        "テスト/x",
+        "テスト/X/y",
+        "テスト/xy",
+        "k…/a",
+        "\u{212A}…/a",
+        "K…",
+        "a/日本.md",
+        "a/日本.MD/b",
+        "a/日本.m",
+        "a/x.日本",
+        "x.日本/b",
+        "d/a.テ",
+        "D/b.テ/c",
+        "d/b/c.テ",
+        "d/b/c.sテ",
+        "d/b/c.ſテ",
+        "d/b/c.Sテ",
         "src/x.ts",
         "src/a/x.ts",
         "src/.ts",
@@ -809,10 +855,22 @@ fn path_tables_agree_with_reference() {
         "lib/\u{212A}/ſ/a.rs".to_string(),
         "LIB/\u{212A}/ſ/a.RS".to_string(),
     ];
+    let many_paths: Vec<String> = (0..90)
+        .flat_map(|i| {
+            [
+                format!("m/a.x{i}"),
+                format!("m/b/c.x{i}/d"),
+                format!("m/a.Y{i}"),
+                format!("m/a.y{i}"),
+                format!("m/b/c.Y{i}"),
+            ]
+        })
+        .collect();
     let paths: Vec<&str> = paths
         .iter()
         .copied()
         .chain(deep_paths.iter().map(String::as_str))
+        .chain(many_paths.iter().map(String::as_str))
         .collect();
     let mut failures = Vec::new();
     let mut m = Matches::new();

@@ -1,13 +1,13 @@
 //! Compiled matchers as bytes, and back, with validation.
 //!
-//! # Format (version 8)
+//! # Format (version 9)
 //!
 //! ```text
 //! magic    8 bytes  "toolgate"
 //! kind     8 bytes  "matcher\0" (one KindMatcher), "policy\0\0" (a
 //!                   policy's matchers) or "compiled" (a whole precompiled
 //!                   policy, `crate::policy::image`)
-//! version  u32 LE   8
+//! version  u32 LE   9
 //! reserved u32 LE   0
 //! length   u64 LE   payload length
 //! checksum u64 LE   of the payload (see `checksum`)
@@ -43,6 +43,10 @@
 //! and ends each matcher with its checked rules (literals joined by stars,
 //! found by their last literal): a count and, per rule, its id, the count
 //! of its literals (at least two) and each literal (not empty).
+//!
+//! Version 9 lays out the same bytes; a case-insensitive path-table text
+//! may now hold characters beyond ASCII that have no other case forms
+//! (an image of version 8 rejected them).
 //!
 //! All integers are little-endian; each DFA is a kind byte (dense or
 //! sparse) and regex-automata's own little-endian serialization, 8-byte
@@ -169,7 +173,7 @@ const KIND_MATCHER: &[u8; 8] = b"matcher\0";
 const KIND_POLICY: &[u8; 8] = b"policy\0\0";
 /// A whole precompiled policy (`crate::policy::image`).
 pub(crate) const KIND_COMPILED: &[u8; 8] = b"compiled";
-const VERSION: u32 = 8;
+const VERSION: u32 = 9;
 const HEADER: usize = 8 + 8 + 4 + 4 + 8 + 8;
 
 pub(crate) fn image_error(msg: impl Into<String>) -> Error {
@@ -559,7 +563,10 @@ fn read_matcher(
             let text = r.bytes()?;
             let tail_text = r.bytes()?;
             let folded = flags & 1 != 0;
-            let lower = |t: &[u8]| !t.iter().any(|b| !b.is_ascii() || b.is_ascii_uppercase());
+            // A case-insensitive text is its own fold (see `table`).
+            let lower = |t: &[u8]| {
+                !t.iter().any(u8::is_ascii_uppercase) && super::table::caseless_beyond_ascii(t)
+            };
             let tail = match flags >> 1 {
                 0 => Tail::Free,
                 1 => Tail::More,

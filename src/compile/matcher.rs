@@ -320,7 +320,44 @@ fn finish<A: Automaton>(
     }
 }
 
+/// The first bytes of the haystacks an anchored forward `dfa` can match,
+/// read off its start state: every byte that does not lead from `start` to
+/// the dead state. `None` when a haystack without a first byte could match
+/// (the start state's `term` transition is not dead, or its end of input is
+/// a match), as such a haystack is not walked once a set is given.
+fn live_first<A: Automaton>(dfa: &A, start: StateID, term: Option<u8>) -> Option<[u64; 4]> {
+    if dfa.is_special_state(start) {
+        return None;
+    }
+    let mut set = [0u64; 4];
+    for b in 0..=255u8 {
+        if !dfa.is_dead_state(dfa.next_state(start, b)) {
+            set[usize::from(b >> 6)] |= 1 << (b & 63);
+        }
+    }
+    let t_live = term.is_some_and(|t| set[usize::from(t >> 6)] & (1 << (t & 63)) != 0);
+    if t_live || dfa.is_match_state(dfa.next_eoi_state(start)) {
+        return None;
+    }
+    Some(set)
+}
+
 impl Auto {
+    /// For a forward automaton walked for every haystack, the set of first
+    /// bytes it can match (see [`live_first`]), so that a haystack starting
+    /// with any other byte is not walked: literal-led patterns that are not
+    /// dispatched by a literal first byte (case-insensitive ones) get a
+    /// filter too. Leaves other automata as they are.
+    pub(crate) fn derive_first(&mut self, term: Option<u8>) {
+        if self.walk != Walk::Fwd || self.first.is_some() {
+            return;
+        }
+        self.first = match &self.table {
+            Table::Dense(d) => live_first(d, self.start, term),
+            Table::Sparse(d) => live_first(d, self.start, term),
+        };
+    }
+
     /// Wraps a built DFA; `None` when it has no start state for its walk or
     /// its pattern count is not that of `ids` (never the case for DFAs
     /// built by this module).
@@ -483,7 +520,9 @@ impl KindMatcher {
     /// Appends the ids of every rule that matches `hay` to `out.ids`
     /// (unsorted, possibly repeated).
     pub(crate) fn find_into(&self, hay: &[u8], out: &mut Matches) {
-        out.ids.extend_from_slice(&self.always);
+        if !self.always.is_empty() {
+            out.ids.extend_from_slice(&self.always);
+        }
         if !self.exact.is_empty() {
             if let Some(ids) = self.exact.get(hay) {
                 out.ids.extend_from_slice(ids);

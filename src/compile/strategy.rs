@@ -497,14 +497,15 @@ pub(crate) fn build(
                 } else {
                     Table::Dense(dfa)
                 };
-                let auto = Auto::new(table, g.walk, ids, first).ok_or_else(|| BuildFailure {
-                    id: g
-                        .pats
-                        .first()
-                        .and_then(|p| p.0.first().copied())
-                        .unwrap_or(0),
-                    message: "automaton has no anchored start state".to_string(),
-                })?;
+                let mut auto =
+                    Auto::new(table, g.walk, ids, first).ok_or_else(|| BuildFailure {
+                        id: g
+                            .pats
+                            .first()
+                            .and_then(|p| p.0.first().copied())
+                            .unwrap_or(0),
+                        message: "automaton has no anchored start state".to_string(),
+                    })?;
                 if g.routed {
                     let at = m.routes.autos.len() as u32;
                     for p in &g.pats {
@@ -515,6 +516,13 @@ pub(crate) fn build(
                     }
                     m.routes.autos.push(auto);
                 } else {
+                    // Paths: the forward automata beside the tables hold
+                    // few rules, starting with few bytes. (Commands'
+                    // undispatched ones start with most letters: a filter
+                    // there costs more than it skips.)
+                    if term == Some(b'/') {
+                        auto.derive_first(term);
+                    }
                     m.autos.push(auto);
                 }
             }

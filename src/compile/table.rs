@@ -28,8 +28,9 @@
 //! segments, as many as the path has), and compares keys a word at a
 //! time.
 //!
-//! Case-insensitive rules are tabled when their literal is ASCII, under
-//! its ASCII lower case. Every key (case-sensitive ones too) is indexed
+//! Case-insensitive rules are tabled when every character of their
+//! literal that is not ASCII has no other case forms (see
+//! [`caseless_beyond_ascii`]), under its ASCII lower case. Every key (case-sensitive ones too) is indexed
 //! folded and the query folds its path once (ASCII letters, `K` KELVIN
 //! SIGN → `k`, `ſ` LONG S → `s`, see [`super::route`]), each
 //! case-sensitive entry comparing its text with the path as it is — or,
@@ -101,38 +102,51 @@ pub(crate) struct Table {
     /// Folded key → its entries, in key order, each with the [`ext_code`]
     /// of its tail (prefix rules whose tail is a segment ending: a query
     /// compares it with its segments' codes before comparing text;
-    /// [`NO_CODE`] otherwise), uncoded entries first, then by code.
+    /// [`NO_CODE`] otherwise), uncoded entries first, then by their code's
+    /// bit and code.
     groups: Box<[Group]>,
-    /// Name and extension tables: a filter of the slots' hashes (two bits
-    /// of one word per hash, see [`filter_bits`]), in which a lookup that
+    /// Name and extension tables: a filter of the slots' hashes (a bit of
+    /// one word per hash, see [`filter_bits`]), in which a lookup that
     /// misses usually finds a bit clear and stops without probing;
     /// empty for prefix tables (whose lookups mostly find their key).
     filter: Box<[u64]>,
 }
 
-/// The word (an index, to be masked) and the two bits of a hash in a
-/// table's filter: bits of the hash that its slot index does not use.
+/// The word (an index, to be masked) and the bit of a hash in a table's
+/// filter: bits of the hash that its slot index does not use.
 #[inline]
 fn filter_bits(h: u64) -> (usize, u64) {
-    let bits = 1u64 << ((h >> 32) & 63) | 1u64 << ((h >> 38) & 63);
-    ((h >> 44) as usize, bits)
+    ((h >> 44) as usize, 1u64 << ((h >> 32) & 63))
 }
 
-/// The entries of one key; aligned to a cache line, so that a lookup
-/// that finds one reads one line of it.
+/// The entries of one key; aligned to a cache line (and as long as one),
+/// so that a lookup that finds one reads one line of it.
 #[derive(Clone, Debug)]
 #[repr(align(64))]
 struct Group {
-    /// The key, folded (see the module documentation).
-    key: Box<[u8]>,
-    /// The key followed by [`PAD`] zero bytes (compared a word at a time).
+    /// The key, folded (see the module documentation), followed by
+    /// [`PAD`] zero bytes (compared a word at a time).
     padded: Box<[u8]>,
     entries: Box<[Item]>,
+    /// The coded entries are sorted by their code's bit (then by code):
+    /// where the run of each bit set in `codes` starts among them, in bit
+    /// order, then their count (empty without coded entries). The run of
+    /// a bit is found by the number of bits set below it.
+    starts: Box<[u32]>,
+    /// The key's length.
+    key_len: u32,
     /// How many entries lead `entries` with [`NO_CODE`].
-    plain: usize,
+    plain: u32,
     /// A bit per code of the coded entries (`1 << (code & 63)`): a query
-    /// searches them only for a segment whose code's bit is set.
+    /// looks at them only for a segment whose code's bit is set.
     codes: u64,
+}
+
+impl Group {
+    /// The key, folded.
+    fn key(&self) -> &[u8] {
+        self.padded.get(..self.key_len as usize).unwrap_or_default()
+    }
 }
 
 /// An entry of a group.
@@ -290,6 +304,29 @@ fn code_of_ext(ext: Option<&[u8]>) -> u64 {
     }
 }
 
+/// Whether every character of the UTF-8 text `t` that is not ASCII
+/// matches only itself when case is ignored, as the automata read
+/// `(?i:…)` (its case-insensitive regex is a literal, not a class): then
+/// the text, its ASCII letters in lower case, matches a folded path
+/// exactly where the text matches the path ignoring case. `K` KELVIN SIGN,
+/// `ſ` LONG S and every other character with case forms are not.
+pub(crate) fn caseless_beyond_ascii(t: &[u8]) -> bool {
+    if t.is_ascii() {
+        return true;
+    }
+    let Ok(text) = std::str::from_utf8(t) else {
+        return false;
+    };
+    let cfg = regex_automata::util::syntax::Config::new()
+        .utf8(false)
+        .unicode(true);
+    text.chars().filter(|c| !c.is_ascii()).all(|c| {
+        let re = format!("(?i:\\x{{{:X}}})", u32::from(c));
+        regex_automata::util::syntax::parse_with(&re, &cfg)
+            .is_ok_and(|h| h.properties().is_literal())
+    })
+}
+
 /// Folds `text` as the keys are (see the module documentation).
 fn folded(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
@@ -300,6 +337,8 @@ fn folded(text: &[u8]) -> Vec<u8> {
 impl Table {
     /// Builds a table of `entries`.
     fn build(entries: Vec<Entry>, kind: TableKind) -> Table {
+        // Keyed by the folded key followed by `PAD` zero bytes (the
+        // group's `padded`).
         let mut grouped: ByteMap<Vec<Item>> = ByteMap::default();
         for e in entries {
             let code = match &e.tail {
@@ -317,8 +356,11 @@ impl Table {
                 TableKind::Ext => final_ext(&e.text).unwrap_or(&e.text),
                 _ => &e.text,
             };
+            let mut padded = Vec::with_capacity(k.len() + PAD);
+            fold_into(k, &mut padded);
+            padded.extend_from_slice(&[0; PAD]);
             grouped
-                .entry(folded(k).into_boxed_slice())
+                .entry(padded.into_boxed_slice())
                 .or_default()
                 .push(Item {
                     lower: e.folded || *folded(&e.text) == *e.text,
@@ -328,30 +370,40 @@ impl Table {
                     tail_len,
                 });
         }
-        // Uncoded entries first, then by code (a query searches them by
-        // code); stable, and groups in key order, so images are written in
-        // a fixed order.
+        // Uncoded entries first, then by their code's bit and code (a query
+        // finds the run of a bit); stable, and groups in key order, so images
+        // are written in a fixed order.
         let mut groups: Vec<Group> = grouped
             .into_iter()
-            .map(|(key, mut v)| {
-                v.sort_by_key(|it| it.code);
+            .map(|(padded, mut v)| {
+                // (The code's bit in the high bits: uncoded entries, code 0, first.)
+                v.sort_by_key(|it| it.code.rotate_right(6));
                 let plain = v.iter().take_while(|it| it.code == NO_CODE).count();
-                let codes = v
-                    .iter()
-                    .filter(|it| it.code != NO_CODE)
-                    .fold(0u64, |m, it| m | 1 << (it.code & 63));
-                let mut padded = key.to_vec();
-                padded.extend_from_slice(&[0; PAD]);
+                let coded = v.get(plain..).unwrap_or_default();
+                let codes = coded.iter().fold(0u64, |m, it| m | 1 << (it.code & 63));
+                // (Nothing, without coded entries: most groups.)
+                let mut starts = Vec::new();
+                if !coded.is_empty() {
+                    for (i, it) in coded.iter().enumerate() {
+                        let bit = it.code & 63;
+                        if i == 0 || coded.get(i - 1).is_some_and(|p| p.code & 63 != bit) {
+                            starts.push(u32::try_from(i).unwrap_or(u32::MAX));
+                        }
+                    }
+                    starts.push(u32::try_from(coded.len()).unwrap_or(u32::MAX));
+                }
+                let key_len = u32::try_from(padded.len().saturating_sub(PAD)).unwrap_or(u32::MAX);
                 Group {
-                    key,
-                    padded: padded.into_boxed_slice(),
+                    padded,
                     entries: v.into_boxed_slice(),
-                    plain,
+                    starts: starts.into_boxed_slice(),
+                    key_len,
+                    plain: u32::try_from(plain).unwrap_or(u32::MAX),
                     codes,
                 }
             })
             .collect();
-        groups.sort_by(|a, b| a.key.cmp(&b.key));
+        groups.sort_by(|a, b| a.key().cmp(b.key()));
         let mut items: Vec<(u64, u32)> = Vec::with_capacity(groups.len());
         let mut inner = std::collections::HashSet::new();
         if kind == TableKind::Prefix {
@@ -364,7 +416,7 @@ impl Table {
                 // whose hash another text shares only makes a query look
                 // further.
                 let mut h = CHAIN_START;
-                for (p, head) in g.key.split(|&b| b == b'/').enumerate() {
+                for (p, head) in g.key().split(|&b| b == b'/').enumerate() {
                     if p > 0 {
                         inner.insert(h);
                     }
@@ -374,9 +426,9 @@ impl Table {
         }
         for (gi, g) in groups.iter().enumerate() {
             let h = match kind {
-                TableKind::Prefix => chain_of(&g.key),
-                TableKind::Name => hash_key(&g.key),
-                TableKind::Ext => code_of_ext(Some(&g.key)),
+                TableKind::Prefix => chain_of(g.key()),
+                TableKind::Name => hash_key(g.key()),
+                TableKind::Ext => code_of_ext(Some(g.key())),
             };
             // A key that is also a proper prefix of another carries the
             // flag on its own slot.
@@ -400,8 +452,8 @@ impl Table {
         }
         let mut filter = Vec::new();
         if kind != TableKind::Prefix && !groups.is_empty() {
-            // About 16 bits a key.
-            filter = vec![0u64; groups.len().div_ceil(4).next_power_of_two()];
+            // About 32 bits a key.
+            filter = vec![0u64; groups.len().div_ceil(2).next_power_of_two()];
             let fmask = filter.len() - 1;
             for &(h, _) in slots.iter().filter(|s| s.0 != 0) {
                 let (w, bits) = filter_bits(h);
@@ -422,9 +474,9 @@ impl Table {
     /// (a table without a filter answers true).
     #[inline(always)]
     fn may_hold(&self, h: u64) -> bool {
-        let (w, bits) = filter_bits(h);
+        let (w, bit) = filter_bits(h);
         let fmask = self.filter.len().wrapping_sub(1);
-        self.filter.get(w & fmask).is_none_or(|x| x & bits == bits)
+        self.filter.get(w & fmask).is_none_or(|x| x & bit != 0)
     }
 
     /// The index of the group of the key `f[s..e]` (folded; `f` padded)
@@ -443,7 +495,7 @@ impl Table {
                 if let Some(g) = self.groups.get(gi) {
                     // Keys are distinct, and a key's own slot carries its
                     // flag: nothing after it can add to the answer.
-                    if g.key.len() == e.wrapping_sub(s) && eq_span(&g.padded, f, s, e) {
+                    if g.key_len as usize == e.wrapping_sub(s) && eq_span(&g.padded, f, s, e) {
                         return (Some(gi), longer);
                     }
                 }
@@ -489,8 +541,8 @@ impl Table {
                 .groups
                 .iter()
                 .map(|g| {
-                    g.key.len()
-                        + g.padded.len()
+                    g.padded.len()
+                        + g.starts.len() * 4
                         + size_of::<Group>()
                         + g.entries
                             .iter()
@@ -633,8 +685,7 @@ pub(crate) fn classify(
         if !folded {
             return Some(t.into());
         }
-        t.is_ascii()
-            .then(|| t.to_ascii_lowercase().into_boxed_slice())
+        caseless_beyond_ascii(t).then(|| t.to_ascii_lowercase().into_boxed_slice())
     };
     let tail = match tail {
         Tail::Child(t) => Tail::Child(fold(&t)?),
@@ -690,13 +741,12 @@ impl PathTables {
     ///
     /// One pass over the segments looks up each one's name and extension
     /// and (while some prefix key is longer than the path so far) the path
-    /// up to its end; prefix rules whose tail asks for a later segment's
-    /// extension are searched after it, by the extensions of the segments
-    /// that have one.
+    /// up to its end; the prefix groups it found with rules whose tail asks
+    /// for a later segment's extension are kept, and each later segment
+    /// with a `.` looks up its extension's code in them.
     #[inline]
     pub(crate) fn find_into(&self, hay: &[u8], scratch: &mut PathScratch, out: &mut Vec<u32>) {
-        let PathScratch { f, dotted, pending } = scratch;
-        dotted.clear();
+        let PathScratch { f, pending } = scratch;
         pending.clear();
         let (len, changed, same) = fold_path(hay, f);
         let f = f.get(..len).unwrap_or_default();
@@ -720,7 +770,12 @@ impl PathTables {
                 if exts && self.ext.may_hold(me.code) {
                     self.ext_hit(&q, &me, out);
                 }
-                dotted.push(me);
+                let bit = 1 << (me.code & 63);
+                for &(gi, codes, k, oe) in pending.iter() {
+                    if codes & bit != 0 {
+                        self.coded_hits(gi, &q, k, oe, &me, out);
+                    }
+                }
             }
             if prefixes {
                 before = chain(before, hash);
@@ -734,16 +789,6 @@ impl PathTables {
                 break;
             }
             (k, s, o) = (k + 1, me.se + 1, me.oe + 1);
-        }
-        for &(gi, codes, k, oe) in pending.iter() {
-            // The code bits of the later segments.
-            let later = dotted
-                .iter()
-                .filter(|sg| sg.k > k)
-                .fold(0u64, |m, sg| m | 1 << (sg.code & 63));
-            if codes & later != 0 {
-                self.coded_hits(gi, &q, k, oe, dotted, out);
-            }
         }
     }
 
@@ -810,7 +855,7 @@ impl PathTables {
         let Some(g) = self.prefix.group(gi) else {
             return;
         };
-        let (plain, coded) = g.entries.split_at(g.plain.min(g.entries.len()));
+        let (plain, coded) = g.entries.split_at((g.plain as usize).min(g.entries.len()));
         for it in plain {
             if q.case_ok(it, me.oe) && tail_fits(&it.e.tail, it.e.folded, q, me) {
                 out.push(it.e.id);
@@ -823,66 +868,65 @@ impl PathTables {
 
     /// The coded entries of the prefix group `gi`, whose key is the path
     /// up to the segment numbered `k` (which ends at `oe` in the path as
-    /// it is), whose tail a later segment of `dotted` (the segments with a
-    /// `.`) ends with.
+    /// it is), whose tail the later segment `sg` (which has a `.`) ends
+    /// with: those of its code's run (see [`Group::starts`]).
     fn coded_hits(
         &self,
         gi: usize,
         q: &Query<'_>,
         k: usize,
         oe: usize,
-        dotted: &[Seg],
+        sg: &Seg,
         out: &mut Vec<u32>,
     ) {
         let Some(g) = self.prefix.group(gi) else {
             return;
         };
-        let coded = g.entries.get(g.plain..).unwrap_or_default();
-        for sg in dotted.iter().filter(|sg| sg.k > k) {
-            let code = sg.code;
-            if g.codes & 1 << (code & 63) == 0 {
+        let code = sg.code;
+        let bit = code & 63;
+        if g.codes & 1 << bit == 0 {
+            return;
+        }
+        let r = (g.codes & ((1u64 << bit) - 1)).count_ones() as usize;
+        let (Some(&from), Some(&to)) = (g.starts.get(r), g.starts.get(r + 1)) else {
+            return;
+        };
+        let coded = g.entries.get(g.plain as usize..).unwrap_or_default();
+        for it in coded.get(from as usize..to as usize).unwrap_or_default() {
+            if it.code != code {
                 continue;
             }
-            let from = coded.partition_point(|it| it.code < code);
-            for it in coded.get(from..).unwrap_or_default() {
-                // The run of this code.
-                if it.code != code {
-                    break;
-                }
-                let t = match &it.e.tail {
-                    Tail::Child(t) if sg.k == k + 1 => t,
-                    Tail::Deep(t) => t,
-                    _ => continue,
-                };
-                let ends = if it.e.folded || q.lower {
-                    let n = it.tail_len;
-                    if n != 0 {
-                        // The segment's last `n` bytes, a word from
-                        // inside the padded folded path.
-                        let keep = u64::MAX >> (64 - 8 * n as u32);
-                        sg.se - sg.s >= n && word_at(q.f, sg.se - n) & keep == it.tail_word
-                    } else {
-                        q.f.get(sg.s..sg.se).is_some_and(|x| x.ends_with(t))
-                    }
+            let t = match &it.e.tail {
+                Tail::Child(t) if sg.k == k + 1 => t,
+                Tail::Deep(t) => t,
+                _ => continue,
+            };
+            let ends = if it.e.folded || q.lower {
+                let n = it.tail_len;
+                if n != 0 {
+                    // The segment's last `n` bytes, a word from
+                    // inside the padded folded path.
+                    let keep = u64::MAX >> (64 - 8 * n as u32);
+                    sg.se - sg.s >= n && word_at(q.f, sg.se - n) & keep == it.tail_word
                 } else {
-                    q.hay.get(sg.o..sg.oe).is_some_and(|x| x.ends_with(t))
-                };
-                if ends && q.case_ok(it, oe) {
-                    out.push(it.e.id);
+                    q.f.get(sg.s..sg.se).is_some_and(|x| x.ends_with(t))
                 }
+            } else {
+                q.hay.get(sg.o..sg.oe).is_some_and(|x| x.ends_with(t))
+            };
+            if ends && q.case_ok(it, oe) {
+                out.push(it.e.id);
             }
         }
     }
 }
 
-/// A path query's scratch: the path folded (followed by [`PAD`] bytes),
-/// its segments that have a `.`, and the prefix groups with coded entries
-/// it reached (each with its code bits, and the number and end of the
-/// segment that ends its key).
+/// A path query's scratch: the path folded (followed by [`PAD`] bytes)
+/// and the prefix groups with coded entries it reached (each with its
+/// code bits, and the number and end of the segment that ends its key).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PathScratch {
     f: Vec<u8>,
-    dotted: Vec<Seg>,
     pending: Vec<(usize, u64, usize, usize)>,
 }
 
