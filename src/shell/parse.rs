@@ -731,6 +731,9 @@ pub(super) fn read(command: &str) -> Reading {
             st.fail(Reason::DynamicScript, script, span);
         }
     }
+    if let Some((script, span)) = expanded_alias(&st.reading) {
+        st.fail(Reason::ValueRunsCode, script, span);
+    }
     // A value it sets that could run as code (checked here, not by the
     // caller: the reading is returned once, not moved again).
     if let Some((script, span)) = super::evaluating::find(&st.reading.scripts) {
@@ -1151,6 +1154,55 @@ fn fed_through_runner(reading: &Reading) -> Option<&Command> {
     commands
         .iter()
         .find(|c| c.script() != 0 && reads_inherited_stdin(c, reading) && script_fed(c.script()))
+}
+
+/// An alias defined with a value (`alias ll='rm -rf /'`) where aliases
+/// are expanded: after `shopt -s expand_aliases`, or in a shell started
+/// with `-O expand_aliases` or interactive (`-i`). Its value runs as code
+/// wherever its name is a command's first word, which is not looked for:
+/// the definition's command and span. (Asked only when a script's text
+/// holds `alias`.)
+fn expanded_alias(reading: &Reading) -> Option<(usize, Range<usize>)> {
+    use bstr::ByteSlice;
+    if !reading
+        .scripts
+        .iter()
+        .any(|s| s.text.as_bytes().find("alias").is_some())
+    {
+        return None;
+    }
+    let literal = |w: &Word, t: &str| !w.is_dynamic() && w.text() == t;
+    let mut definition = None;
+    let mut expanded = false;
+    for c in &reading.commands {
+        let words = reading.words(c);
+        let args = words.get(1..).unwrap_or(&[]);
+        match program_base(words) {
+            Some("alias") if definition.is_none() => {
+                if args
+                    .iter()
+                    .any(|w| w.is_dynamic() || w.text().contains('='))
+                {
+                    definition = Some((c.script(), c.span()));
+                }
+            }
+            Some("shopt") => {
+                expanded |= args.iter().any(|w| literal(w, "expand_aliases"))
+                    && args
+                        .iter()
+                        .any(|w| w.text().starts_with('-') && w.text().contains('s'));
+            }
+            Some(b) if is_shell_name(b) => {
+                expanded |= args.iter().any(|w| {
+                    let t = w.text();
+                    literal(w, "expand_aliases")
+                        || (t.starts_with('-') && !t.starts_with("--") && t.contains('i'))
+                });
+            }
+            _ => {}
+        }
+    }
+    definition.filter(|_| expanded)
 }
 
 /// An `exec` with no program that redirects standard input (`exec <<<
