@@ -178,6 +178,9 @@ struct State {
     /// them included): a shell there that reads its standard input reads
     /// whatever each call gives the function.
     functions: u32,
+    /// Whether an `alias` command with arguments was read (see
+    /// [`expanded_alias`]).
+    aliases: bool,
     /// The text made so far (nested scripts, brace expansion), against
     /// [`MAX_MADE_TEXT`].
     made: usize,
@@ -714,6 +717,7 @@ pub(super) fn read(command: &str) -> Reading {
         bound,
         deferred: 0,
         functions: 0,
+        aliases: false,
         made: 0,
         abort: false,
     };
@@ -731,7 +735,9 @@ pub(super) fn read(command: &str) -> Reading {
             st.fail(Reason::DynamicScript, script, span);
         }
     }
-    if let Some((script, span)) = expanded_alias(&st.reading) {
+    if st.aliases
+        && let Some((script, span)) = expanded_alias(&st.reading)
+    {
         st.fail(Reason::ValueRunsCode, script, span);
     }
     // A value it sets that could run as code (checked here, not by the
@@ -1161,16 +1167,8 @@ fn fed_through_runner(reading: &Reading) -> Option<&Command> {
 /// with `-O expand_aliases` or interactive (`-i`). Its value runs as code
 /// wherever its name is a command's first word, which is not looked for:
 /// the definition's command and span. (Asked only when a script's text
-/// holds `alias`.)
+/// has an `alias` command with arguments.)
 fn expanded_alias(reading: &Reading) -> Option<(usize, Range<usize>)> {
-    use bstr::ByteSlice;
-    if !reading
-        .scripts
-        .iter()
-        .any(|s| s.text.as_bytes().find("alias").is_some())
-    {
-        return None;
-    }
     let literal = |w: &Word, t: &str| !w.is_dynamic() && w.text() == t;
     let mut definition = None;
     let mut expanded = false;
@@ -3031,6 +3029,10 @@ impl<'s> Parser<'s, '_> {
                 .iter()
                 .find(|w| w.is_dynamic()),
             Some("source" | ".") => words.get(1).filter(|w| w.is_dynamic()),
+            Some("alias") => {
+                self.st.aliases |= words.len() > 1;
+                None
+            }
             _ => None,
         };
         let dynamic_input = dynamic_input.map(|w| w.span.clone());
