@@ -1176,13 +1176,13 @@ fn expanded_alias(reading: &Reading) -> Option<(usize, Range<usize>)> {
         let words = reading.words(c);
         let args = words.get(1..).unwrap_or(&[]);
         match program_base(words) {
-            Some("alias") if definition.is_none() => {
-                if args
-                    .iter()
-                    .any(|w| w.is_dynamic() || w.text().contains('='))
-                {
-                    definition = Some((c.script(), c.span()));
-                }
+            Some("alias")
+                if definition.is_none()
+                    && args
+                        .iter()
+                        .any(|w| w.is_dynamic() || w.text().contains('=')) =>
+            {
+                definition = Some((c.script(), c.span()));
             }
             Some("shopt") => {
                 expanded |= args.iter().any(|w| literal(w, "expand_aliases"))
