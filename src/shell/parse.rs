@@ -1021,6 +1021,17 @@ fn base_reads_stdin_script(base: &str, words: &[Word]) -> bool {
     !has_c && (operand.is_none() || dash_s || stdin_operand)
 }
 
+/// A script file that is an open descriptor's text, not a file: a process
+/// substitution (`bash <(echo …)`) or `/dev/fd/N` other than standard
+/// input (`bash /dev/fd/3 3<<< …`). What it holds is not read here.
+fn descriptor_file(w: &Word) -> bool {
+    let t = w.text();
+    if w.is_dynamic() {
+        return t.starts_with("<(");
+    }
+    !STDIN_FILES.contains(&t) && (t.starts_with("/dev/fd/") || t.starts_with("/proc/self/fd/"))
+}
+
 /// What a command reads on its standard input, from its redirections.
 pub(super) enum Stdin<'a> {
     /// What it inherits: a pipe, or the standard input of its shell.
@@ -3036,14 +3047,25 @@ impl<'s> Parser<'s, '_> {
             _ => None,
         };
         let dynamic_input = dynamic_input.map(|w| w.span.clone());
+        let mut descriptor_script = None;
         let shell_c = if base.is_some_and(is_shell_name) {
             let (has_c, operand) = shell_mode(words);
             if has_c {
                 Some(operand.and_then(|i| words.get(i).cloned()))
             } else {
+                descriptor_script = operand
+                    .and_then(|i| words.get(i))
+                    .filter(|w| descriptor_file(w))
+                    .map(|w| w.span.clone());
                 None
             }
         } else {
+            if matches!(base, Some("source" | ".")) {
+                descriptor_script = words
+                    .get(1)
+                    .filter(|w| descriptor_file(w))
+                    .map(|w| w.span.clone());
+            }
             None
         };
         // A shell fed a literal here-string of its own reads it whatever
@@ -3083,6 +3105,9 @@ impl<'s> Parser<'s, '_> {
         }
         if called_input {
             self.fail(Reason::DynamicScript, start..end);
+        }
+        if let Some(span) = descriptor_script {
+            self.fail(Reason::DynamicScript, span);
         }
         room(&mut self.st.reading.commands, self.st.bound);
         self.st.reading.commands.push(cmd);
