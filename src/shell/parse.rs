@@ -835,10 +835,12 @@ fn resolve_shells(
         {
             continue;
         }
-        let redirections = c.redirections(&st.reading);
-        if matches!(stdin_of(redirections), Stdin::Text(..) | Stdin::Unknown(_))
-            && read_at_once(own_redirections(redirections)).is_none()
-        {
+        // (A shell whose own here-string was read with it is passed over
+        // below.)
+        if matches!(
+            stdin_of(c.redirections(&st.reading)),
+            Stdin::Text(..) | Stdin::Unknown(_)
+        ) {
             found.push((i, None));
         }
     }
@@ -3074,32 +3076,33 @@ impl<'s> Parser<'s, '_> {
         // Any other shell reading its standard input is resolved with the
         // script ([`resolve_shells`]): a group's redirection, a
         // here-document's body or a pipe may feed it.
+        // (In a function's body, one reading the input it inherits reads
+        // whatever each call gives the function.)
+        // (The names first: most programs are none of them.)
         let stdin_shell = shell_c.is_none()
             && base.is_some_and(|b| {
                 (is_shell_name(b) || matches!(b, "source" | "." | "at" | "batch"))
                     && base_reads_stdin_script(b, words)
             });
-        let here_string = if stdin_shell {
-            self.st
-                .reading
-                .redirections
-                .get(redirections.start as usize..redirections.end as usize)
-                .and_then(read_at_once)
-                .map(|(w, span)| (Arc::<str>::from(w.text()), span))
-        } else {
-            None
-        };
-        if stdin_shell && here_string.is_none() {
-            self.st.deferred += 1;
-        }
-        let called_input = stdin_shell
-            && self.st.functions > 0
-            && self
+        let (mut here_string, mut called_input) = (None, false);
+        if stdin_shell {
+            let own = self
                 .st
                 .reading
                 .redirections
                 .get(redirections.start as usize..redirections.end as usize)
-                .is_none_or(|own| matches!(stdin_of(own), Stdin::Inherited));
+                .unwrap_or(&[]);
+            match stdin_of(own) {
+                Stdin::Text(ScriptKind::HereString, w, span) => {
+                    here_string = Some((Arc::<str>::from(w.text()), span));
+                }
+                Stdin::Inherited => called_input = self.st.functions > 0,
+                _ => {}
+            }
+        }
+        if stdin_shell && here_string.is_none() {
+            self.st.deferred += 1;
+        }
         if let Some(span) = dynamic_input {
             self.fail(Reason::DynamicScript, span);
         }
