@@ -2,7 +2,8 @@
 //! which counts the same on a busy machine as on an idle one (criterion's
 //! times do not). It reads one hostile input of the shell bench (by name,
 //! as `benches/support/hostile.rs` lists them) or every line of the tldr
-//! corpus (`tldr`) ROUNDS times; `list` names the inputs.
+//! corpus (`tldr`) ROUNDS times; `list` names the inputs. `repeat:UNIT`
+//! reads UNIT repeated to 64 KiB (cut there), for shapes not in the list.
 //!
 //! ```sh
 //! cargo build --release --example count_shell
@@ -54,6 +55,10 @@ fn main() {
             std::process::exit(2);
         };
         lines
+    } else if let Some(unit) = name.strip_prefix("repeat:") {
+        let mut s = unit.repeat(shell::MAX_INPUT / unit.len().max(1));
+        s.truncate(shell::MAX_INPUT);
+        vec![s]
     } else {
         match hostile.into_iter().find(|(n, _, _)| *n == name) {
             Some((_, s, _)) => vec![s],

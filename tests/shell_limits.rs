@@ -18,6 +18,66 @@ fn read_small_stack(s: String) -> Reading {
         .expect("no panic, no overflow")
 }
 
+#[path = "../benches/support/hostile.rs"]
+mod hostile;
+
+/// Every hostile input of the bench gives the reason it names (or none),
+/// within 64 KiB.
+#[test]
+fn hostile_inputs_give_their_reasons() {
+    let mut wrong = Vec::new();
+    for (name, s, reason) in hostile::hostile_inputs() {
+        assert!(s.len() <= MAX_INPUT, "{name} is {} bytes", s.len());
+        let r = read_small_stack(s);
+        let ok = match reason {
+            Some(want) => reasons(&r).contains(&want),
+            None => r.is_complete(),
+        };
+        if !ok {
+            wrong.push(format!(
+                "{name}: expected {reason:?}, got {:?}",
+                reasons(&r)
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_work_limit_stops_reading_and_keeps_what_was_read() {
+    // One-word commands count 1: 10,000 are read in full (above), and
+    // 20,000 stop at the limit with the first ones kept.
+    let s = vec!["t"; 20_000].join(";");
+    let r = shell::read(&s);
+    assert_eq!(reasons(&r), [Reason::TooMuchWork]);
+    let n = r.commands.len();
+    // (The command that goes over the limit is kept too.)
+    assert!(
+        n > 10_000 && n <= shell::MAX_WORK as usize + 1,
+        "{n} commands"
+    );
+    assert!(r.commands.iter().all(|c| r.words(c).len() == 1));
+    // A deny rule still sees a command before the stop: `rm -rf /` read
+    // in a script after 1,000 shells given scripts.
+    let s = format!(
+        "{}sh -c 'rm -rf /'; {}",
+        "sh -c x;".repeat(1000),
+        "sh -c x;".repeat(1000)
+    );
+    let r = shell::read(&s);
+    assert_eq!(reasons(&r), [Reason::TooMuchWork]);
+    assert!(
+        r.commands
+            .iter()
+            .any(|c| r.words(c).iter().map(|w| w.text()).collect::<Vec<_>>() == ["rm", "-rf", "/"])
+    );
+    // Words that are not plain count: one command of them stops.
+    let s = format!("echo{}", " \"b\"".repeat(8000));
+    assert_eq!(reasons(&shell::read(&s)), [Reason::TooMuchWork]);
+    let s = format!("echo{}", " \"b\"".repeat(5000));
+    assert!(shell::read(&s).is_complete());
+}
+
 #[test]
 fn unclosed_substitutions_stop_at_the_depth_limit() {
     let s = "$(".repeat(32 * 1024);
@@ -115,11 +175,12 @@ fn a_limit_keeps_the_commands_read_before_it() {
 fn many_here_documents_are_linear() {
     let s = format!(
         "{}\n{}",
-        "cat <<E $(x) <<E ".repeat(2000),
-        "$(y)\nE\n".repeat(4000)
+        "cat <<E $(x) <<E ".repeat(600),
+        "$(y)\nE\n".repeat(1200)
     );
     let r = read_small_stack(s);
-    assert!(r.commands.len() >= 2000);
+    assert!(r.is_complete(), "{:?}", reasons(&r));
+    assert!(r.commands.len() >= 1800);
 }
 
 /// The value-as-code check reads each command's words once, however often
@@ -197,6 +258,18 @@ fn value_as_code_after_repeated_words() {
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The value-as-code check looks at a bounded number of places that could
+/// start a context once a value may be set; past it a value is taken to
+/// run as code (the reading incomplete), never the other way.
+#[test]
+fn value_as_code_places_are_bounded() {
+    let flagged = |s: &str| reasons(&shell::read(s)).contains(&Reason::ValueRunsCode);
+    assert!(!flagged(&format!("x=1; echo{}", " a[".repeat(8000))));
+    assert!(flagged(&format!("x=1; echo{}", " a[".repeat(9000))));
+    // Without a value set, nothing is taken to run.
+    assert!(!flagged(&format!("echo{}", " a[".repeat(9000))));
 }
 
 /// What a reading holds beyond its input: the text of the scripts shells

@@ -27,7 +27,7 @@ pub fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
         (
             "64 KiB of &&",
             fit("t&&".repeat(k / 3)),
-            Some(Reason::EmptyCommand),
+            Some(Reason::TooMuchWork),
         ),
         (
             "deep quotes",
@@ -107,11 +107,19 @@ pub fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
         (
             "here-strings into shells × 5,461",
             fit("bash <<< x; ".repeat(k / 12)),
-            None,
+            Some(Reason::TooMuchWork),
         ),
         // The same with no blanks: the most nested scripts 64 KiB holds.
-        ("sh<<<x; × 9,362", fit("sh<<<x;".repeat(k / 7)), None),
-        ("sh -c x; × 8,192", fit("sh -c x;".repeat(k / 8)), None),
+        (
+            "sh<<<x; × 9,362",
+            fit("sh<<<x;".repeat(k / 7)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "sh -c x; × 8,192",
+            fit("sh -c x;".repeat(k / 8)),
+            Some(Reason::TooMuchWork),
+        ),
         // Shells that read the input of what they run in, each found
         // and reported (the reading is incomplete at the first).
         (
@@ -131,7 +139,7 @@ pub fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
                 "<<A ".repeat(8000),
                 "\n".repeat(30_000)
             )),
-            Some(Reason::Unterminated),
+            Some(Reason::TooMuchWork),
         ),
         (
             "group redirections 8,000 × 8,000",
@@ -141,6 +149,91 @@ pub fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
                 ">a ".repeat(8000)
             )),
             Some(Reason::TooMuchText),
+        ),
+        // Many small commands of every kind, and one command of many
+        // parts: each stops at the work limit (`MAX_WORK`), what was read
+        // kept.
+        (
+            "64 KiB of ;",
+            fit("t;".repeat(k / 2)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "quoted words in commands × 13,107",
+            fit("a \"b\";".repeat(k / 5)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "assignments before commands × 13,107",
+            fit("a=b c;".repeat(k / 6)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "redirections × 21,845",
+            fit("a>b;".repeat(k / 4)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "pipes × 16,384",
+            fit("a|b;".repeat(k / 4)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "groups × 9,362",
+            fit("{ a;};".repeat(k / 7)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "functions × 7,281",
+            fit("f(){ a;};".repeat(k / 9)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "if × 4,369",
+            fit("if a;then b;fi;".repeat(k / 15)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "substitutions × 8,192",
+            fit("a $(b);".repeat(k / 8)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "literal scripts piped into shells × 6,553",
+            fit("echo x|sh;".repeat(k / 10)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "dynamic programs × 16,384",
+            fit("$a;".repeat(k / 3)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "one command of 16,384 quoted words",
+            fit(format!("echo{}", " \"b\"".repeat(k / 4))),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "one command of 16,384 assignments",
+            fit(" a=b".repeat(k / 4)),
+            Some(Reason::TooMuchWork),
+        ),
+        // The value-as-code check with a value set first: past 8,192
+        // places that could start a context, a value is taken to run.
+        (
+            "a value set, then a[ × 21,843",
+            fit(format!("x=1; echo{}", " a[".repeat(k / 3))),
+            Some(Reason::ValueRunsCode),
+        ),
+        (
+            "a value set, then [[ × 21,843",
+            fit(format!("x=1; echo{}", " [[".repeat(k / 3))),
+            Some(Reason::ValueRunsCode),
+        ),
+        (
+            "a value set, then unclosed ${a:",
+            fit(format!("x=1; echo {}", "${a:".repeat(k / 4))),
+            Some(Reason::TooDeep),
         ),
     ]
 }

@@ -30,6 +30,12 @@ use aho_corasick::packed::Searcher;
 
 use super::parse::{byte_set, run_outside};
 
+/// The most places that can start a context (a `$`, `(` or `[`, a `let`
+/// or declaration word) looked at in one reading's scripts, once a value
+/// may be set: past it a value is taken to run as code, which keeps the
+/// check's time bounded (it can only make a reading incomplete).
+pub const MAX_PLACES: usize = 8192;
+
 /// The first use of a value as code in `scripts`: the script's index and
 /// the span of the context.
 ///
@@ -48,6 +54,8 @@ pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
     let mut found: Vec<Found> = Vec::new();
     let mut wanted: Names = Names::default();
     let mut positional = false;
+    // The places that can start a context looked at, in every script.
+    let mut places = 0;
     let evaluating: Vec<usize> = (0..scripts.len())
         .rev()
         .filter(|&k| scripts.get(k).is_some_and(|s| might_evaluate(&s.text)))
@@ -59,7 +67,12 @@ pub(crate) fn find(scripts: &[super::Script]) -> Option<(usize, Range<usize>)> {
         let Some(s) = scripts.get(k) else { continue };
         let b = s.text.as_bytes();
         let mut t = Tables::default();
-        let contexts = collect_contexts(&s.text, &mut t);
+        let contexts = match collect_contexts(&s.text, &mut t, &mut places) {
+            Ok(c) => c,
+            // Too many places to look at: taken as found (it can only
+            // make the reading incomplete).
+            Err(at) => return Some((k, at..at)),
+        };
         if tables.is_empty() {
             tables.resize_with(scripts.len(), || None);
         }
@@ -697,7 +710,13 @@ fn words_at(s: &str, from: usize, end: usize) -> impl Iterator<Item = (usize, &s
 /// context's end comes from the tables or from a search that the next
 /// contexts reuse). Contexts may nest and overlap: [`find`] reads their
 /// union.
-fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
+/// `Err` with the place it stopped at when more than [`MAX_PLACES`] places
+/// (counted in `places`, over every script) were looked at.
+fn collect_contexts(
+    s: &str,
+    t: &mut Tables,
+    places: &mut usize,
+) -> Result<Vec<Range<usize>>, usize> {
     use bstr::ByteSlice;
     let b = s.as_bytes();
     let n = b.len();
@@ -719,6 +738,10 @@ fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
     let words = context_words(b);
     let mut words = words.iter().copied().peekable();
     loop {
+        *places += 1;
+        if *places > MAX_PLACES {
+            return Err(i.min(n));
+        }
         while words.next_if(|&w| w < i).is_some() {}
         let byte = b
             .get(i..)
@@ -825,7 +848,7 @@ fn collect_contexts(s: &str, t: &mut Tables) -> Vec<Range<usize>> {
         }
         i += 1;
     }
-    out
+    Ok(out)
 }
 
 /// The contexts of the `${…}` at `i`: an indirection, a prompt expansion,

@@ -81,6 +81,19 @@ pub const MAX_COMMAND_BRACE_WORDS: usize = 4096;
 /// past it a script is not read and a brace word is dynamic, and the
 /// reading is incomplete ([`Reason::TooMuchText`]).
 pub const MAX_MADE_TEXT: usize = 64 * 1024;
+/// The most work one reading does, in units: a simple command that is
+/// one plain word counts 1 (2 when it names a shell); any other simple
+/// command 3, plus 3 for each of its assignments and 2 for each
+/// redirection and word that is not plain (4 for a word holding a brace
+/// group); a pipe 1; a compound command or a function definition 3 (a
+/// function's body counts too); a command or process substitution 2; a script a
+/// shell reads 6 (beside its commands); a reason the reading is
+/// incomplete 1. Past it the reading stops where it is, incomplete
+/// ([`Reason::TooMuchWork`]), and what was read is kept. It bounds the
+/// time a reading takes whatever the shape of its 64 KiB: 10,000
+/// one-word commands are read in full, and about 2,000 commands of a few
+/// quoted words each, or 1,000 shells each given a script.
+pub const MAX_WORK: u32 = 12_288;
 
 /// Reads a shell command line. Never panics; see the [module](self) docs.
 pub fn read(command: &str) -> Reading {
@@ -647,6 +660,9 @@ pub enum Reason {
     /// The scripts and brace expansions the command makes are over
     /// [`MAX_MADE_TEXT`] together.
     TooMuchText,
+    /// The command line holds more commands, substitutions and scripts
+    /// than one reading reads ([`MAX_WORK`]); reading stopped there.
+    TooMuchWork,
     /// A construct the reader does not read (`coproc`, an ambiguous `$((`).
     Unsupported,
     /// A value the command sets could run as code: arithmetic, a subscript,
@@ -670,6 +686,9 @@ impl Reason {
             Reason::TooManyWords => "brace expansion gives too many words",
             Reason::TooMuchText => {
                 "the scripts and brace expansions it makes are longer than 64 KiB together"
+            }
+            Reason::TooMuchWork => {
+                "it holds more commands, substitutions and scripts than one reading reads"
             }
             Reason::Unsupported => "a construct the reader does not read",
             Reason::ValueRunsCode => "a value the command sets could run as code",

@@ -6,8 +6,8 @@
 
 use super::{
     Assignment, Command, Connector, Incomplete, MAX_BRACE_WORDS, MAX_COMMAND_BRACE_WORDS,
-    MAX_DEPTH, MAX_INPUT, MAX_MADE_TEXT, Origin, Reading, Reason, Redirection, RedirectionOp,
-    Script, ScriptKind, Word, WordKind, brace,
+    MAX_DEPTH, MAX_INPUT, MAX_MADE_TEXT, MAX_WORK, Origin, Reading, Reason, Redirection,
+    RedirectionOp, Script, ScriptKind, Word, WordKind, brace,
 };
 use std::cell::Cell;
 use std::ops::Range;
@@ -91,6 +91,26 @@ const P_OTHER: u8 = 4;
 
 /// Bytes the inside of double quotes stops at.
 static DQ_STOP: [bool; 256] = byte_set(b"\"\\$`");
+
+/// Units of work (see [`MAX_WORK`]): a simple command that is not one
+/// plain word (one that is counts 1, 2 when it names a shell) …
+const WORK_COMMAND: u32 = 3;
+/// … a redirection, a word that is not plain …
+const WORK_PART: u32 = 2;
+/// … an assignment …
+const WORK_ASSIGNMENT: u32 = 3;
+/// … a word holding a brace group …
+const WORK_BRACE_WORD: u32 = 4;
+/// … a pipe between two commands …
+const WORK_PIPE: u32 = 1;
+/// … a compound command (a subshell, group, `if`, loop, `case`), a
+/// function definition (beside its body) …
+const WORK_COMPOUND: u32 = 3;
+/// … a command or process substitution …
+const WORK_SUBSTITUTION: u32 = 2;
+/// … a script a shell reads (beside its own commands). A reason the
+/// reading is incomplete counts 1.
+const WORK_SCRIPT: u32 = 6;
 
 pub(super) const fn byte_set(bytes: &[u8]) -> [bool; 256] {
     let mut t = [false; 256];
@@ -184,6 +204,8 @@ struct State {
     /// The text made so far (nested scripts, brace expansion), against
     /// [`MAX_MADE_TEXT`].
     made: usize,
+    /// The work done so far, against [`MAX_WORK`] (see [`State::charge`]).
+    work: u32,
     abort: bool,
 }
 
@@ -425,6 +447,7 @@ impl State {
     }
 
     fn fail(&mut self, reason: Reason, script: usize, span: Range<usize>) {
+        self.work += 1;
         self.reading.incomplete.push(Incomplete {
             reason,
             script,
@@ -435,6 +458,24 @@ impl State {
     fn stop(&mut self, reason: Reason, script: usize, span: Range<usize>) {
         self.fail(reason, script, span);
         self.abort = true;
+    }
+
+    /// Counts `n` units of work (see [`MAX_WORK`]); past the limit the
+    /// reading stops there.
+    #[inline(always)]
+    fn charge(&mut self, n: u32, script: usize, span: Range<usize>) {
+        self.work += n;
+        if self.work > MAX_WORK {
+            self.over_work(script, span);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn over_work(&mut self, script: usize, span: Range<usize>) {
+        if !self.abort {
+            self.stop(Reason::TooMuchWork, script, span);
+        }
     }
 
     /// Renumbers the commands that pending here-documents and feeds refer
@@ -719,6 +760,7 @@ pub(super) fn read(command: &str) -> Reading {
         functions: 0,
         aliases: false,
         made: 0,
+        work: 0,
         abort: false,
     };
     if too_long {
@@ -912,6 +954,10 @@ fn nested_script(
     // The text is read again: it counts against the reading's budget.
     if !st.spend(text.len()) {
         st.fail(Reason::TooMuchText, parent, span);
+        return;
+    }
+    st.charge(WORK_SCRIPT, parent, span.clone());
+    if st.abort {
         return;
     }
     let idx = st.reading.scripts.len();
@@ -1663,29 +1709,37 @@ impl<'s> Parser<'s, '_> {
             if self.st.abort {
                 return None;
             }
-            if let Some(s) = self.at_stop(stop) {
-                return Some((s, count));
-            }
-            match self.peek() {
-                None => {
-                    let at = self.pos;
-                    self.stop(Reason::Unterminated, at..at);
-                    return None;
-                }
-                Some(b';' | b'&' | b'|') => {
-                    let at = self.pos;
-                    self.stop(Reason::EmptyCommand, at..at + 1);
-                    return None;
-                }
-                Some(b')') => {
-                    let at = self.pos;
-                    self.stop(Reason::Unexpected, at..at + 1);
-                    return None;
-                }
-                _ => {}
-            }
             let (cmds, envs) = (self.st.reading.commands.len(), self.st.env_count());
-            self.and_or(conn);
+            // A plain command after a separator first (no stop token,
+            // reserved word or separator is one; a list's first command is
+            // rarely one); then what else may stand here.
+            if conn != Connector::None && self.lean_first(conn) {
+                self.and_or_rest();
+            } else {
+                if let Some(s) = self.at_stop(stop) {
+                    return Some((s, count));
+                }
+                match self.peek() {
+                    None => {
+                        let at = self.pos;
+                        self.stop(Reason::Unterminated, at..at);
+                        return None;
+                    }
+                    Some(b';' | b'&' | b'|') => {
+                        let at = self.pos;
+                        self.stop(Reason::EmptyCommand, at..at + 1);
+                        return None;
+                    }
+                    Some(b')') => {
+                        let at = self.pos;
+                        self.stop(Reason::Unexpected, at..at + 1);
+                        return None;
+                    }
+                    _ => {}
+                }
+                self.pipeline(conn);
+                self.and_or_rest();
+            }
             count += 1;
             if self.st.abort {
                 return None;
@@ -1748,8 +1802,8 @@ impl<'s> Parser<'s, '_> {
         true
     }
 
-    fn and_or(&mut self, conn: Connector) {
-        self.pipeline(conn);
+    /// The `&&` and `||` parts of an and-or list after its first pipeline.
+    fn and_or_rest(&mut self) {
         let saved = self.cond;
         loop {
             if self.st.abort {
@@ -1831,6 +1885,37 @@ impl<'s> Parser<'s, '_> {
         true
     }
 
+    /// [`Parser::lean_command`] at the start of an and-or list (after
+    /// blanks and newlines, not aborted), asking first what turns most
+    /// commands away: a word that is not plain, or more than one word.
+    #[inline(never)]
+    fn lean_first(&mut self, conn: Connector) -> bool {
+        let lx = match self.plain_word() {
+            Ok(lx) if !(lx.glob || lx.eq) => lx,
+            _ => return false,
+        };
+        let at = self.pos;
+        self.pos = lx.end;
+        self.skip_blanks();
+        let ends = match self.peek() {
+            None | Some(b';' | b')' | b'\n') => true,
+            Some(b'&') => self.peek_at(1) != Some(b'>'),
+            Some(b'|') => self.peek_at(1) == Some(b'|'),
+            _ => false,
+        };
+        if !ends
+            || self
+                .src
+                .get(lx.start..lx.end)
+                .is_none_or(|w| w == b"time" || kw_of(w).is_some())
+        {
+            self.pos = at;
+            return false;
+        }
+        self.push_plain(conn, lx.start..lx.end);
+        true
+    }
+
     /// A whole script that is one plain command (see
     /// [`Parser::plain_command`]; no reserved word nor `time`), with
     /// blanks around it and at most one newline after it (`sh -c make`,
@@ -1888,6 +1973,8 @@ impl<'s> Parser<'s, '_> {
             }
             let at = self.pos;
             self.pos += if c == Connector::PipeAll { 2 } else { 1 };
+            let script = self.script;
+            self.st.charge(WORK_PIPE, script, at..self.pos);
             if !self.need_command(at..self.pos) {
                 return;
             }
@@ -2140,6 +2227,8 @@ impl<'s> Parser<'s, '_> {
             return;
         }
         self.skip_space();
+        let script = self.script;
+        self.st.charge(WORK_COMPOUND, script, at..self.pos);
         let saved = self.cond;
         self.cond = true;
         self.st.functions += 1;
@@ -2436,6 +2525,8 @@ impl<'s> Parser<'s, '_> {
     /// Redirections after a compound command: their substitutions run
     /// before it, and they apply to every command inside.
     fn compound_redirections(&mut self, start_cmd: usize) {
+        let (script, at) = (self.script, self.pos);
+        self.st.charge(WORK_COMPOUND, script, at..at);
         let inner_end = self.st.reading.commands.len();
         let script = self.script;
         // The commands of this script in the group (see below; the same
@@ -2913,6 +3004,7 @@ impl<'s> Parser<'s, '_> {
                         && let Some(a) = self.assignment(&lx)
                     {
                         assignments.push(a);
+                        self.st.charge(WORK_ASSIGNMENT, self.script, start..end);
                         continue;
                     }
                     let kind = if lx.glob {
@@ -2930,6 +3022,7 @@ impl<'s> Parser<'s, '_> {
                 let idx = redirections.len();
                 let op = self.redirection_onto(&mut redirections)?;
                 end = self.pos;
+                self.st.charge(WORK_PART, self.script, start..end);
                 if matches!(op, RedirectionOp::HereDoc | RedirectionOp::HereDocStrip)
                     && let Some(h) = self.st.heredocs.last_mut()
                 {
@@ -2980,10 +3073,13 @@ impl<'s> Parser<'s, '_> {
             }
             let lx = self.lex_word_from(partial)?;
             end = self.pos;
+            let work = if lx.brace { WORK_BRACE_WORD } else { WORK_PART };
+            self.st.charge(work, self.script, start..end);
             if ours.n == 0
                 && let Some(a) = self.assignment(&lx)
             {
                 assignments.push(a);
+                self.st.work += WORK_ASSIGNMENT - WORK_PART;
                 continue;
             }
             let w = self.make_word(&lx);
@@ -3114,6 +3210,7 @@ impl<'s> Parser<'s, '_> {
         }
         room(&mut self.st.reading.commands, self.st.bound);
         self.st.reading.commands.push(cmd);
+        self.st.charge(WORK_COMMAND, self.script, start..end);
         // A nested reading may have taken here-docs queued before it.
         let from = heredocs_before.min(self.st.heredocs.len());
         for h in &mut self.st.heredocs[from..] {
@@ -3267,6 +3364,7 @@ impl<'s> Parser<'s, '_> {
                 .is_some_and(|b| is_shell_name(b) || b == "batch")
         {
             self.st.deferred += 1;
+            self.st.work += 1;
             if self.st.functions > 0 {
                 self.fail(Reason::DynamicScript, start..end);
             }
@@ -3275,6 +3373,7 @@ impl<'s> Parser<'s, '_> {
         room(&mut self.st.reading.words, self.st.bound);
         self.st.reading.words.push(word);
         let idx = self.st.reading.commands.len();
+        self.st.charge(1, self.script, start..end);
         room(&mut self.st.reading.commands, self.st.bound);
         self.st.reading.commands.push(Command {
             script: self.script as u32,
@@ -3692,6 +3791,8 @@ impl<'s> Parser<'s, '_> {
         if !self.enter(at) {
             return None;
         }
+        let script = self.script;
+        self.st.charge(WORK_SUBSTITUTION, script, at..at + 1);
         let (saved_origin, saved_cond, saved_env) = (self.origin, self.cond, self.env);
         self.origin = origin;
         self.env = self.st.new_env(saved_env);
@@ -3718,6 +3819,8 @@ impl<'s> Parser<'s, '_> {
     /// in place when it holds no backslash, else decoded into a script.
     fn backquote(&mut self) -> Option<()> {
         let at = self.pos;
+        let script = self.script;
+        self.st.charge(WORK_SUBSTITUTION, script, at..at + 1);
         let mut i = self.pos + 1;
         let mut escaped = false;
         while i < self.end {
