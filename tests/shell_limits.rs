@@ -76,6 +76,14 @@ fn the_work_limit_stops_reading_and_keeps_what_was_read() {
     assert_eq!(reasons(&shell::read(&s)), [Reason::TooMuchWork]);
     let s = format!("echo{}", " \"b\"".repeat(5000));
     assert!(shell::read(&s).is_complete());
+    // The command being read at the limit is kept with the words read so
+    // far: a deny rule on its start still sees it.
+    let s = format!("rm -rf /{}", " \"b\"".repeat(8000));
+    let r = shell::read(&s);
+    assert_eq!(reasons(&r), [Reason::TooMuchWork]);
+    let words: Vec<&str> = r.words(&r.commands[0]).iter().map(|w| w.text()).collect();
+    assert_eq!(words[..3], ["rm", "-rf", "/"]);
+    assert!(words.len() > 5000 && words.len() < 8000, "{}", words.len());
 }
 
 #[test]
@@ -270,6 +278,9 @@ fn value_as_code_places_are_bounded() {
     assert!(flagged(&format!("x=1; echo{}", " a[".repeat(9000))));
     // Without a value set, nothing is taken to run.
     assert!(!flagged(&format!("echo{}", " a[".repeat(9000))));
+    // A context counts 8 places: 1,000 are looked at, 1,100 are not.
+    assert!(!flagged(&format!("x=1; {}", "(( a )); ".repeat(1000))));
+    assert!(flagged(&format!("x=1; {}", "(( a )); ".repeat(1100))));
 }
 
 /// What a reading holds beyond its input: the text of the scripts shells

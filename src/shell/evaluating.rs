@@ -32,9 +32,13 @@ use super::parse::{byte_set, run_outside};
 
 /// The most places that can start a context (a `$`, `(` or `[`, a `let`
 /// or declaration word) looked at in one reading's scripts, once a value
-/// may be set: past it a value is taken to run as code, which keeps the
-/// check's time bounded (it can only make a reading incomplete).
+/// may be set, each context found counting [`CONTEXT_PLACES`] more: past
+/// it a value is taken to run as code, which keeps the check's time
+/// bounded (it can only make a reading incomplete).
 pub const MAX_PLACES: usize = 8192;
+/// What a context found counts against [`MAX_PLACES`] beside its place:
+/// its names are read and looked up, and the values set to them sought.
+pub const CONTEXT_PLACES: usize = 7;
 
 /// The first use of a value as code in `scripts`: the script's index and
 /// the span of the context.
@@ -737,16 +741,31 @@ fn collect_contexts(
     // a name starts one. The scan goes from one such place to the next.
     let words = context_words(b);
     let mut words = words.iter().copied().peekable();
+    // Where the last search for the next context byte started, and what
+    // it found.
+    let mut found_byte: Option<(usize, Option<usize>)> = None;
+    let mut counted = 0;
     loop {
-        *places += 1;
+        *places += 1 + CONTEXT_PLACES * (out.len() - counted);
+        counted = out.len();
         if *places > MAX_PLACES {
             return Err(i.min(n));
         }
         while words.next_if(|&w| w < i).is_some() {}
-        let byte = b
-            .get(i..)
-            .and_then(|r| r.find_byteset(b"$(["))
-            .map(|k| i + k);
+        // The next `$`, `(` or `[`: found again only once the scan has
+        // passed the one found last (declaration words between them would
+        // otherwise search the same rest of the text again and again).
+        let byte = match found_byte {
+            Some((from, k)) if from <= i && k.is_none_or(|k| k >= i) => k,
+            _ => {
+                let k = b
+                    .get(i..)
+                    .and_then(|r| r.find_byteset(b"$(["))
+                    .map(|k| i + k);
+                found_byte = Some((i, k));
+                k
+            }
+        };
         let word = words.peek().copied();
         if let Some(w) = word
             && byte.is_none_or(|k| w < k)

@@ -206,6 +206,8 @@ struct State {
     made: usize,
     /// The work done so far, against [`MAX_WORK`] (see [`State::charge`]).
     work: u32,
+    /// Whether reading stopped at [`MAX_WORK`].
+    over_work: bool,
     abort: bool,
 }
 
@@ -475,6 +477,7 @@ impl State {
     fn over_work(&mut self, script: usize, span: Range<usize>) {
         if !self.abort {
             self.stop(Reason::TooMuchWork, script, span);
+            self.over_work = true;
         }
     }
 
@@ -761,6 +764,7 @@ pub(super) fn read(command: &str) -> Reading {
         aliases: false,
         made: 0,
         work: 0,
+        over_work: false,
         abort: false,
     };
     if too_long {
@@ -2983,6 +2987,12 @@ impl<'s> Parser<'s, '_> {
             }
             self.skip_blanks();
             if self.st.abort {
+                // At the work limit the command read so far is kept (its
+                // words reach the deny rules); after any other stop it is
+                // not.
+                if self.st.over_work && ours.n > 0 {
+                    break;
+                }
                 return None;
             }
             let Some(b) = self.peek() else { break };
