@@ -218,7 +218,7 @@ pub fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
             fit(" a=b".repeat(k / 4)),
             Some(Reason::TooMuchWork),
         ),
-        // The value-as-code check with a value set first: past 8,192
+        // The value-as-code check with a value set first: past 4,096
         // places that could start a context, a value is taken to run.
         (
             "a value set, then a[ × 21,843",
@@ -229,6 +229,16 @@ pub fn hostile_inputs() -> Vec<(&'static str, String, Option<Reason>)> {
             "a value set, then [[ × 21,843",
             fit(format!("x=1; echo{}", " [[".repeat(k / 3))),
             Some(Reason::ValueRunsCode),
+        ),
+        (
+            "values set and declared × 3,640",
+            fit("x=1;declare -i a;".repeat(k / 18)),
+            Some(Reason::TooMuchWork),
+        ),
+        (
+            "values set and let × 5,957",
+            fit("x=1;let a;".repeat(k / 11)),
+            Some(Reason::TooMuchWork),
         ),
         (
             "a value set, then unclosed ${a:",

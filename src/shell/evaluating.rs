@@ -35,7 +35,7 @@ use super::parse::{byte_set, run_outside};
 /// may be set, each context found counting [`CONTEXT_PLACES`] more: past
 /// it a value is taken to run as code, which keeps the check's time
 /// bounded (it can only make a reading incomplete).
-pub const MAX_PLACES: usize = 8192;
+pub const MAX_PLACES: usize = 4096;
 /// What a context found counts against [`MAX_PLACES`] beside its place:
 /// its names are read and looked up, and the values set to them sought.
 pub const CONTEXT_PLACES: usize = 7;

@@ -33,7 +33,10 @@
 //! overflow the stack, and nothing panics on any input. Text the reading
 //! makes from its input (scripts given to shells, brace-expanded words, a
 //! group's redirections copied onto its commands) is bounded for the whole
-//! reading by [`MAX_MADE_TEXT`], however it nests.
+//! reading by [`MAX_MADE_TEXT`], however it nests. The work a reading does
+//! (commands, their parts, substitutions, scripts) is bounded by
+//! [`MAX_WORK`], so that its time is bounded whatever the shape of the
+//! input: at the limit reading stops, and the command being read is kept.
 //!
 //! Shells started with `-c SCRIPT` (`sh bash zsh dash ksh mksh ash fish`), and
 //! shells fed a here-document, a here-string or a literal script through a
@@ -83,13 +86,14 @@ pub const MAX_COMMAND_BRACE_WORDS: usize = 4096;
 pub const MAX_MADE_TEXT: usize = 64 * 1024;
 /// The most work one reading does, in units: a simple command that is
 /// one plain word counts 1 (2 when it names a shell); any other simple
-/// command 3, plus 3 for each of its assignments and 2 for each
-/// redirection and word that is not plain (4 for a word holding a brace
-/// group); a pipe 1; a compound command or a function definition 3 (a
+/// command 4, plus 3 for each of its assignments and 2 for each
+/// redirection, here-document body and word that is not plain (4 for a
+/// word holding a brace group); a pipe 1; a compound command or a function definition 3 (a
 /// function's body counts too); a command or process substitution 2; a script a
 /// shell reads 6 (beside its commands); a reason the reading is
 /// incomplete 1. Past it the reading stops where it is, incomplete
-/// ([`Reason::TooMuchWork`]), and what was read is kept. It bounds the
+/// ([`Reason::TooMuchWork`]), and what was read is kept (the simple
+/// command being read with the words read so far). It bounds the
 /// time a reading takes whatever the shape of its 64 KiB: 10,000
 /// one-word commands are read in full, and about 2,000 commands of a few
 /// quoted words each, or 1,000 shells each given a script.

@@ -94,8 +94,8 @@ static DQ_STOP: [bool; 256] = byte_set(b"\"\\$`");
 
 /// Units of work (see [`MAX_WORK`]): a simple command that is not one
 /// plain word (one that is counts 1, 2 when it names a shell) …
-const WORK_COMMAND: u32 = 3;
-/// … a redirection, a word that is not plain …
+const WORK_COMMAND: u32 = 4;
+/// … a redirection, a here-document's body, a word that is not plain …
 const WORK_PART: u32 = 2;
 /// … an assignment …
 const WORK_ASSIGNMENT: u32 = 3;
@@ -2846,6 +2846,11 @@ impl<'s> Parser<'s, '_> {
     /// substitutions go and which they are, for [`State::place_chunks`].
     fn heredoc_body(&mut self, h: PendingHereDoc) -> Option<(usize, Range<usize>)> {
         let body_start = self.pos;
+        let script = self.script;
+        self.st.charge(WORK_PART, script, body_start..body_start);
+        if self.st.abort {
+            return None;
+        }
         let mut body_end = None;
         let mut stripped = false;
         while self.pos < self.end {
