@@ -232,20 +232,21 @@ fn hash_span(f: &[u8], s: usize, e: usize) -> u64 {
 /// compared the lengths).
 #[inline]
 fn eq_span(key: &[u8], f: &[u8], s: usize, e: usize) -> bool {
-    let mut i = 0;
     let n = e.saturating_sub(s);
-    while i + 8 <= n {
-        if word_at(key, i) != word_at(f, s + i) {
-            return false;
-        }
-        i += 8;
+    if n < 8 {
+        let diff = word_at(key, 0) ^ word_at(f, s);
+        return diff & !(u64::MAX << (8 * n)) == 0;
     }
-    if i < n {
-        let keep = (n - i) * 8;
-        let diff = word_at(key, i) ^ word_at(f, s + i);
-        return diff & ((1u64 << keep) - 1) == 0;
-    }
-    true
+    let (Some(a), Some(b)) = (key.get(..n), f.get(s..e)) else {
+        return false;
+    };
+    // Whole words, then the last eight bytes (overlapping the last whole
+    // word when the length is not a multiple of eight).
+    let word = |x: &[u8]| <[u8; 8]>::try_from(x).map_or(0, u64::from_le_bytes);
+    a.chunks_exact(8)
+        .zip(b.chunks_exact(8))
+        .all(|(x, y)| word(x) == word(y))
+        && a.get(n - 8..).map(word) == b.get(n - 8..).map(word)
 }
 
 /// [`hash_span`] of a whole text (at build and load), read from it
@@ -451,7 +452,10 @@ impl Table {
             }
         }
         let mut filter = Vec::new();
-        if kind != TableKind::Prefix && !groups.is_empty() {
+        if kind != TableKind::Prefix && groups.is_empty() {
+            // One clear word: every lookup stops at the filter.
+            filter = vec![0];
+        } else if kind != TableKind::Prefix {
             // About 32 bits a key.
             filter = vec![0u64; groups.len().div_ceil(2).next_power_of_two()];
             let fmask = filter.len() - 1;
@@ -481,7 +485,7 @@ impl Table {
 
     /// The index of the group of the key `f[s..e]` (folded; `f` padded)
     /// of hash `h`, and whether some key continues it (prefix tables).
-    #[inline]
+    #[inline(always)]
     fn get(&self, h: u64, f: &[u8], s: usize, e: usize) -> (Option<usize>, bool) {
         let mut longer = false;
         let mut i = h as usize & self.mask;
@@ -492,12 +496,15 @@ impl Table {
             if sh == h {
                 longer |= v & LONGER != 0;
                 let gi = (v & !LONGER) as usize;
-                if let Some(g) = self.groups.get(gi) {
-                    // Keys are distinct, and a key's own slot carries its
-                    // flag: nothing after it can add to the answer.
-                    if g.key_len as usize == e.wrapping_sub(s) && eq_span(&g.padded, f, s, e) {
-                        return (Some(gi), longer);
-                    }
+                let Some(g) = self.groups.get(gi) else {
+                    // A slot without a group has a hash that no key has (a
+                    // key of the same hash carries the flag on its own slot).
+                    return (None, longer);
+                };
+                // Keys are distinct, and a key's own slot carries its
+                // flag: nothing after it can add to the answer.
+                if g.key_len as usize == e.wrapping_sub(s) && eq_span(&g.padded, f, s, e) {
+                    return (Some(gi), longer);
                 }
             }
             i = (i + 1) & self.mask;
@@ -754,26 +761,43 @@ impl PathTables {
             hay,
             f,
             n: len.saturating_sub(PAD),
-            same,
             lower: !changed,
         };
+        if same {
+            self.run::<true>(&q, pending, out);
+        } else {
+            self.run_shifted(&q, pending, out);
+        }
+    }
+
+    /// [`PathTables::run`] of a path whose folded segments are not at the
+    /// offsets of its own (rare: the two folds beyond ASCII change lengths).
+    #[inline(never)]
+    #[cold]
+    fn run_shifted(&self, q: &Query<'_>, pending: &mut Vec<Pending>, out: &mut Vec<u32>) {
+        self.run::<false>(q, pending, out);
+    }
+
+    /// The pass of [`PathTables::find_into`] over the folded path; `SAME`:
+    /// the folded path's segments are at the offsets of the path's.
+    #[inline(always)]
+    fn run<const SAME: bool>(&self, q: &Query<'_>, pending: &mut Vec<Pending>, out: &mut Vec<u32>) {
         let mut prefixes = !self.prefix.is_empty();
-        let (names, exts) = (!self.name.is_empty(), !self.ext.is_empty());
         let mut before = CHAIN_START;
         let (mut k, mut s, mut o) = (0, 0, 0);
         loop {
-            let (me, hash) = q.segment(k, s, o);
-            if names && self.name.may_hold(hash) {
-                self.name_hit(&q, &me, hash, out);
+            let (me, hash) = q.segment::<SAME>(k, s, o);
+            if self.name.may_hold(hash) {
+                self.name_hit(q, &me, hash, out);
             }
             if me.code != NO_EXT {
-                if exts && self.ext.may_hold(me.code) {
-                    self.ext_hit(&q, &me, out);
+                if self.ext.may_hold(me.code) {
+                    self.ext_hit(q, &me, out);
                 }
                 let bit = 1 << (me.code & 63);
                 for &(gi, codes, k, oe) in pending.iter() {
                     if codes & bit != 0 {
-                        self.coded_hits(gi, &q, k, oe, &me, out);
+                        self.coded_hits(gi, q, k, oe, &me, out);
                     }
                 }
             }
@@ -781,20 +805,20 @@ impl PathTables {
                 before = chain(before, hash);
                 let (g, longer) = self.prefix.get(before, q.f, 0, me.se);
                 if let Some(gi) = g {
-                    self.prefix_hit(gi, &q, &me, pending, out);
+                    self.prefix_hit(gi, q, &me, pending, out);
                 }
                 prefixes = longer;
             }
             if me.se >= q.n {
                 break;
             }
-            (k, s, o) = (k + 1, me.se + 1, me.oe + 1);
+            (k, s, o) = (k + 1, me.se + 1, if SAME { 0 } else { me.oe + 1 });
         }
     }
 
     /// The entries of the name key equal to the segment `me` (of hash
     /// `hash`).
-    #[inline]
+    #[inline(always)]
     fn name_hit(&self, q: &Query<'_>, me: &Seg, hash: u64, out: &mut Vec<u32>) {
         let Some(g) = self.name.get(hash, q.f, me.s, me.se).0 else {
             return;
@@ -822,7 +846,7 @@ impl PathTables {
 
     /// The entries of the extension key equal to the final extension of
     /// the segment `me` whose text the segment ends with.
-    #[inline]
+    #[inline(always)]
     fn ext_hit(&self, q: &Query<'_>, me: &Seg, out: &mut Vec<u32>) {
         let Some(g) = self.ext.get(me.code, q.f, me.dot, me.se).0 else {
             return;
@@ -843,13 +867,13 @@ impl PathTables {
     /// The uncoded entries of the prefix group `gi`, whose key is the path
     /// up to the segment `me`; the group is kept in `pending` when it has
     /// coded ones.
-    #[inline]
+    #[inline(always)]
     fn prefix_hit(
         &self,
         gi: usize,
         q: &Query<'_>,
         me: &Seg,
-        pending: &mut Vec<(usize, u64, usize, usize)>,
+        pending: &mut Vec<Pending>,
         out: &mut Vec<u32>,
     ) {
         let Some(g) = self.prefix.group(gi) else {
@@ -870,6 +894,7 @@ impl PathTables {
     /// up to the segment numbered `k` (which ends at `oe` in the path as
     /// it is), whose tail the later segment `sg` (which has a `.`) ends
     /// with: those of its code's run (see [`Group::starts`]).
+    #[inline(always)]
     fn coded_hits(
         &self,
         gi: usize,
@@ -883,11 +908,15 @@ impl PathTables {
             return;
         };
         let code = sg.code;
-        let bit = code & 63;
-        if g.codes & 1 << bit == 0 {
-            return;
+        // The number of code bits set below the code's (the caller has
+        // checked that its own is set), counted a set bit at a time: groups
+        // have few codes, and the target has no population count.
+        let mut below = g.codes & ((1u64 << (code & 63)) - 1);
+        let mut r = 0;
+        while below != 0 {
+            below &= below - 1;
+            r += 1;
         }
-        let r = (g.codes & ((1u64 << bit) - 1)).count_ones() as usize;
         let (Some(&from), Some(&to)) = (g.starts.get(r), g.starts.get(r + 1)) else {
             return;
         };
@@ -927,8 +956,13 @@ impl PathTables {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PathScratch {
     f: Vec<u8>,
-    pending: Vec<(usize, u64, usize, usize)>,
+    pending: Vec<Pending>,
 }
+
+/// A prefix group with coded entries that a query reached: its index, its
+/// code bits, and the number and end (in the path as it is) of the segment
+/// that ends its key.
+type Pending = (usize, u64, usize, usize);
 
 /// The high bit of each byte of `w` (ASCII) that is an ASCII capital.
 #[inline]
@@ -1042,9 +1076,6 @@ struct Query<'a> {
     f: &'a [u8],
     /// The folded path's length.
     n: usize,
-    /// Both have their segments at the same offsets (folding changes
-    /// lengths only for the two non-ASCII folds).
-    same: bool,
     /// Folding did not change the path.
     lower: bool,
 }
@@ -1094,10 +1125,13 @@ fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
 impl Query<'_> {
     /// The segment numbered `k` that starts at `s` in the folded path and
     /// at `o` in the path as it is, and the hash of its folded text.
+    /// `SAME`: the folded path's segments are at the offsets of the path's
+    /// (folding changes lengths only for the two folds beyond ASCII).
     #[inline(always)]
-    fn segment(&self, k: usize, s: usize, o: usize) -> (Seg, u64) {
+    fn segment<const SAME: bool>(&self, k: usize, s: usize, o: usize) -> (Seg, u64) {
         let (se, dot, hash) = scan(self.f, s, self.n);
-        let oe = if self.same {
+        let o = if SAME { s } else { o };
+        let oe = if SAME {
             se
         } else {
             self.hay
@@ -1266,13 +1300,16 @@ mod tests {
             hay,
             f: &f,
             n,
-            same,
             lower: !changed,
         };
         let mut segs = Vec::new();
         let (mut k, mut s, mut o) = (0, 0, 0);
         loop {
-            let (sg, hash) = q.segment(k, s, o);
+            let (sg, hash) = if same {
+                q.segment::<true>(k, s, o)
+            } else {
+                q.segment::<false>(k, s, o)
+            };
             segs.push((sg, hash));
             if sg.se >= n {
                 break;
