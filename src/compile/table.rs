@@ -1092,7 +1092,7 @@ fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
     let mut dot = usize::MAX;
     // The words from `start`: `f` holds at least eight bytes from `n`,
     // so that the one holding the `/` at `n` is whole.
-    for c in f.get(start..).unwrap_or_default().chunks_exact(8) {
+    while let Some(c) = f.get(i..i.wrapping_add(8)) {
         let w = <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes);
         // The `/` bits are exact up to the first `/`; the `.` bits up
         // to the first `.` and where a `/` is taken for one.
@@ -1116,7 +1116,7 @@ fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
             h = mix(h, w & keep);
         }
         let end = (i + (stop.trailing_zeros() / 8) as usize).min(n);
-        return (end, dot, finish(h, end.saturating_sub(start)));
+        return (end, dot, finish(h, end.wrapping_sub(start)));
     }
     // Never (the `/` at `n` stops the scan).
     (n, dot, finish(h, n.saturating_sub(start)))
