@@ -93,12 +93,12 @@ pub(crate) enum Tail {
 /// a map keyed by byte strings hashes the key again and probes its groups.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Table {
-    /// `(hash, value)`; hash 0 is an empty slot; at least half are empty.
+    /// `(hash, value)`, a power of two of them (or none); hash 0 is an
+    /// empty slot; at least half are empty.
     /// A value is a group index, or [`NO_GROUP`], with [`LONGER`] set when
     /// some key of the table continues the hashed text with more segments
     /// (prefix tables).
     slots: Box<[(u64, u32)]>,
-    mask: usize,
     /// Folded key → its entries, in key order, each with the [`ext_code`]
     /// of its tail (prefix rules whose tail is a segment ending: a query
     /// compares it with its segments' codes before comparing text;
@@ -468,7 +468,6 @@ impl Table {
         }
         Table {
             slots,
-            mask,
             groups: groups.into_boxed_slice(),
             filter: filter.into_boxed_slice(),
         }
@@ -488,8 +487,11 @@ impl Table {
     #[inline(always)]
     fn get(&self, h: u64, f: &[u8], s: usize, e: usize) -> (Option<usize>, bool) {
         let mut longer = false;
-        let mut i = h as usize & self.mask;
-        while let Some(&(sh, v)) = self.slots.get(i) {
+        // (A power of two: the masked index is always in bounds.)
+        let slots = &*self.slots;
+        let mask = slots.len().wrapping_sub(1);
+        let mut i = h as usize & mask;
+        while let Some(&(sh, v)) = slots.get(i) {
             if sh == 0 {
                 break;
             }
@@ -507,7 +509,7 @@ impl Table {
                     return (Some(gi), longer);
                 }
             }
-            i = (i + 1) & self.mask;
+            i = (i + 1) & mask;
         }
         (None, longer)
     }
