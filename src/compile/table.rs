@@ -786,9 +786,9 @@ impl PathTables {
     fn run<const SAME: bool>(&self, q: &Query<'_>, pending: &mut Vec<Pending>, out: &mut Vec<u32>) {
         let mut prefixes = !self.prefix.is_empty();
         let mut before = CHAIN_START;
-        let (mut k, mut s, mut o) = (0, 0, 0);
+        let (mut s, mut o) = (0, 0);
         loop {
-            let (me, hash) = q.segment::<SAME>(k, s, o);
+            let (me, hash) = q.segment::<SAME>(s, o);
             if self.name.may_hold(hash) {
                 self.name_hit(q, &me, hash, out);
             }
@@ -797,9 +797,9 @@ impl PathTables {
                     self.ext_hit(q, &me, out);
                 }
                 let bit = 1 << (me.code & 63);
-                for &(gi, codes, k, oe) in pending.iter() {
+                for &(gi, codes, oe) in pending.iter() {
                     if codes & bit != 0 {
-                        self.coded_hits(gi, q, k, oe, &me, out);
+                        self.coded_hits(gi, q, oe, &me, out);
                     }
                 }
             }
@@ -814,7 +814,7 @@ impl PathTables {
             if me.se >= q.n {
                 break;
             }
-            (k, s, o) = (k + 1, me.se + 1, if SAME { 0 } else { me.oe + 1 });
+            (s, o) = (me.se + 1, if SAME { 0 } else { me.oe + 1 });
         }
     }
 
@@ -888,24 +888,17 @@ impl PathTables {
             }
         }
         if !coded.is_empty() {
-            pending.push((gi, g.codes, me.k, me.oe));
+            pending.push((gi, g.codes, me.oe));
         }
     }
 
     /// The coded entries of the prefix group `gi`, whose key is the path
-    /// up to the segment numbered `k` (which ends at `oe` in the path as
-    /// it is), whose tail the later segment `sg` (which has a `.`) ends
-    /// with: those of its code's run (see [`Group::starts`]).
+    /// up to the segment that ends at `oe` in the path as it is, whose
+    /// tail the later segment `sg` (which has a `.`) ends with: those of
+    /// its code's run (see [`Group::starts`]). A `Child` tail asks for the
+    /// segment right after the key's, the one that starts at `oe + 1`.
     #[inline(always)]
-    fn coded_hits(
-        &self,
-        gi: usize,
-        q: &Query<'_>,
-        k: usize,
-        oe: usize,
-        sg: &Seg,
-        out: &mut Vec<u32>,
-    ) {
+    fn coded_hits(&self, gi: usize, q: &Query<'_>, oe: usize, sg: &Seg, out: &mut Vec<u32>) {
         let Some(g) = self.prefix.group(gi) else {
             return;
         };
@@ -928,7 +921,7 @@ impl PathTables {
                 continue;
             }
             let t = match &it.e.tail {
-                Tail::Child(t) if sg.k == k + 1 => t,
+                Tail::Child(t) if sg.o == oe + 1 => t,
                 Tail::Deep(t) => t,
                 _ => continue,
             };
@@ -954,7 +947,7 @@ impl PathTables {
 
 /// A path query's scratch: the path folded (followed by [`PAD`] bytes)
 /// and the prefix groups with coded entries it reached (each with its
-/// code bits, and the number and end of the segment that ends its key).
+/// code bits, and the end of the segment that ends its key).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PathScratch {
     f: Vec<u8>,
@@ -962,9 +955,9 @@ pub(crate) struct PathScratch {
 }
 
 /// A prefix group with coded entries that a query reached: its index, its
-/// code bits, and the number and end (in the path as it is) of the segment
-/// that ends its key.
-type Pending = (usize, u64, usize, usize);
+/// code bits, and the end (in the path as it is) of the segment that ends
+/// its key.
+type Pending = (usize, u64, usize);
 
 /// The high bit of each byte of `w` (ASCII) that is an ASCII capital.
 #[inline]
@@ -1045,13 +1038,12 @@ fn fold_path(hay: &[u8], f: &mut Vec<u8>) -> (usize, bool, bool) {
     (folded + PAD, true, folded == n)
 }
 
-/// One segment of a query: its number, its bounds in the path as it is
+/// One segment of a query: its bounds in the path as it is
 /// (`o..oe`) and folded (`s..se`), where its last `.` is in the folded
 /// path (`se` without one), and its extension code ([`NO_EXT`] without
 /// a `.`).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Seg {
-    k: usize,
     o: usize,
     oe: usize,
     s: usize,
@@ -1125,12 +1117,12 @@ fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
 }
 
 impl Query<'_> {
-    /// The segment numbered `k` that starts at `s` in the folded path and
+    /// The segment that starts at `s` in the folded path and
     /// at `o` in the path as it is, and the hash of its folded text.
     /// `SAME`: the folded path's segments are at the offsets of the path's
     /// (folding changes lengths only for the two folds beyond ASCII).
     #[inline(always)]
-    fn segment<const SAME: bool>(&self, k: usize, s: usize, o: usize) -> (Seg, u64) {
+    fn segment<const SAME: bool>(&self, s: usize, o: usize) -> (Seg, u64) {
         let (se, dot, hash) = scan(self.f, s, self.n);
         let o = if SAME { s } else { o };
         let oe = if SAME {
@@ -1147,7 +1139,6 @@ impl Query<'_> {
             (se, NO_EXT)
         };
         let sg = Seg {
-            k,
             o,
             oe,
             s,
@@ -1305,25 +1296,24 @@ mod tests {
             lower: !changed,
         };
         let mut segs = Vec::new();
-        let (mut k, mut s, mut o) = (0, 0, 0);
+        let (mut s, mut o) = (0, 0);
         loop {
             let (sg, hash) = if same {
-                q.segment::<true>(k, s, o)
+                q.segment::<true>(s, o)
             } else {
-                q.segment::<false>(k, s, o)
+                q.segment::<false>(s, o)
             };
             segs.push((sg, hash));
             if sg.se >= n {
                 break;
             }
-            (k, s, o) = (k + 1, sg.se + 1, sg.oe + 1);
+            (s, o) = (sg.se + 1, sg.oe + 1);
         }
         let parts: Vec<&[u8]> = folded.split(|&b| b == b'/').collect();
         let oparts: Vec<&[u8]> = hay.split(|&b| b == b'/').collect();
         assert_eq!(segs.len(), parts.len());
         let (mut at, mut oat) = (0, 0);
-        for (k, ((&(sg, hash), part), opart)) in segs.iter().zip(&parts).zip(&oparts).enumerate() {
-            assert_eq!(sg.k, k);
+        for ((&(sg, hash), part), opart) in segs.iter().zip(&parts).zip(&oparts) {
             assert_eq!((sg.s, sg.se), (at, at + part.len()));
             assert_eq!((sg.o, sg.oe), (oat, oat + opart.len()));
             let dot = part
