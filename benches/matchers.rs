@@ -560,9 +560,9 @@ fn bench_novel(c: &mut C, d: &Data) {
         black_box(());
         t_empty.push(t.elapsed());
     }
-    let (a, b, c) = percentiles(t_empty);
+    let (p50, p99, mean) = percentiles(t_empty);
     eprintln!(
-        "  timer floor (an empty call timed the same way, {} times): {a:?} / {b:?} / {c:?}",
+        "  timer floor (an empty call timed the same way, {} times): {p50:?} / {p99:?} / {mean:?}",
         d.novel_paths.len()
     );
     // A criterion figure too: the mean over one pass of the novel inputs.
