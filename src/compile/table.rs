@@ -113,10 +113,10 @@ pub(crate) struct Table {
 }
 
 /// The word (an index, to be masked) and the bit of a hash in a table's
-/// filter: bits of the hash that its slot index does not use.
+/// filter: bits of the hash's high half (see [`slot_of`]).
 #[inline]
 fn filter_bits(h: u64) -> (usize, u64) {
-    ((h >> 44) as usize, 1u64 << ((h >> 32) & 63))
+    ((h >> 32) as usize, 1u64 << (h >> 58))
 }
 
 /// The entries of one key; aligned to a cache line (and as long as one),
@@ -137,7 +137,7 @@ struct Group {
     key_len: u32,
     /// How many entries lead `entries` with [`NO_CODE`].
     plain: u32,
-    /// A bit per code of the coded entries (`1 << (code & 63)`): a query
+    /// A bit per code of the coded entries (`1 << code_bit(code)`): a query
     /// looks at them only for a segment whose code's bit is set.
     codes: u64,
 }
@@ -199,12 +199,26 @@ fn mix(h: u64, w: u64) -> u64 {
 }
 
 /// The last step of [`hash_span`]: the length of the text and a final
-/// mix of the state (a multiply, then its high half folded into the low
-/// bits that index a table). Never 0 (an empty slot).
+/// multiply, whose high half (which indexes tables and filters, see
+/// [`slot_of`]) depends on every bit of the state. Never 0 (an empty
+/// slot).
 #[inline]
 fn finish(h: u64, len: usize) -> u64 {
-    let h = (h ^ len as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    (h ^ (h >> 29)).max(1)
+    (h ^ len as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9) | 1
+}
+
+/// The first slot of a hash in a table of `mask + 1` slots: bits of its
+/// high half (the low bits of a product depend only on the low bits of
+/// its factors).
+#[inline]
+fn slot_of(h: u64, mask: usize) -> usize {
+    (h >> 32) as usize & mask
+}
+
+/// The bit of an [`ext_code`] among a group's code bits: its top six.
+#[inline]
+fn code_bit(code: u64) -> u64 {
+    code >> 58
 }
 
 /// The hash of `f[s..e]` (a folded key, segment or extension), read a
@@ -272,8 +286,7 @@ fn hash_key(text: &[u8]) -> u64 {
 /// segment's text. Never 0.
 #[inline]
 fn chain(prev: u64, seg: u64) -> u64 {
-    let h = (prev.rotate_left(21) ^ seg).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (h ^ (h >> 31)).max(1)
+    (prev.rotate_left(21) ^ seg).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1
 }
 
 /// The chain of the empty prefix.
@@ -377,17 +390,17 @@ impl Table {
         let mut groups: Vec<Group> = grouped
             .into_iter()
             .map(|(padded, mut v)| {
-                // (The code's bit in the high bits: uncoded entries, code 0, first.)
-                v.sort_by_key(|it| it.code.rotate_right(6));
+                // (The code's bit is its top bits: uncoded entries, code 0, first.)
+                v.sort_by_key(|it| it.code);
                 let plain = v.iter().take_while(|it| it.code == NO_CODE).count();
                 let coded = v.get(plain..).unwrap_or_default();
-                let codes = coded.iter().fold(0u64, |m, it| m | 1 << (it.code & 63));
+                let codes = coded.iter().fold(0u64, |m, it| m | 1 << code_bit(it.code));
                 // (Nothing, without coded entries: most groups.)
                 let mut starts = Vec::new();
                 if !coded.is_empty() {
                     for (i, it) in coded.iter().enumerate() {
-                        let bit = it.code & 63;
-                        if i == 0 || coded.get(i - 1).is_some_and(|p| p.code & 63 != bit) {
+                        let bit = code_bit(it.code);
+                        if i == 0 || coded.get(i - 1).is_some_and(|p| code_bit(p.code) != bit) {
                             starts.push(u32::try_from(i).unwrap_or(u32::MAX));
                         }
                     }
@@ -442,7 +455,7 @@ impl Table {
         let mut slots = vec![(0u64, 0u32); cap].into_boxed_slice();
         let mask = cap - 1;
         for (h, v) in items {
-            let mut i = h as usize & mask;
+            let mut i = slot_of(h, mask);
             while let Some(slot) = slots.get_mut(i) {
                 if slot.0 == 0 {
                     *slot = (h, v);
@@ -490,7 +503,7 @@ impl Table {
         // (A power of two: the masked index is always in bounds.)
         let slots = &*self.slots;
         let mask = slots.len().wrapping_sub(1);
-        let mut i = h as usize & mask;
+        let mut i = slot_of(h, mask);
         while let Some(&(sh, v)) = slots.get(i) {
             if sh == 0 {
                 break;
@@ -796,7 +809,7 @@ impl PathTables {
                 if self.ext.may_hold(me.code) {
                     self.ext_hit(q, &me, out);
                 }
-                let bit = 1 << (me.code & 63);
+                let bit = 1 << code_bit(me.code);
                 for &(gi, codes, oe) in pending.iter() {
                     if codes & bit != 0 {
                         self.coded_hits(gi, q, oe, &me, out);
@@ -906,7 +919,7 @@ impl PathTables {
         // The number of code bits set below the code's (the caller has
         // checked that its own is set), counted a set bit at a time: groups
         // have few codes, and the target has no population count.
-        let mut below = g.codes & ((1u64 << (code & 63)) - 1);
+        let mut below = g.codes & ((1u64 << code_bit(code)) - 1);
         let mut r = 0;
         while below != 0 {
             below &= below - 1;
