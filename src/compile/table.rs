@@ -1122,7 +1122,8 @@ fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
         if keep != 0 {
             h = mix(h, w & keep);
         }
-        let end = (i + (stop.trailing_zeros() / 8) as usize).min(n);
+        // (At most `n`: `f` has a `/` there.)
+        let end = i + (stop.trailing_zeros() / 8) as usize;
         return (end, dot, finish(h, end.wrapping_sub(start)));
     }
     // Never (the `/` at `n` stops the scan).
