@@ -766,7 +766,10 @@ impl PathTables {
     /// up to its end; the prefix groups it found with rules whose tail asks
     /// for a later segment's extension are kept, and each later segment
     /// with a `.` looks up its extension's code in them.
-    #[inline]
+    ///
+    /// Out of line: inlined into the matcher's query, its pass would share
+    /// that function's registers with the parts commands use.
+    #[inline(never)]
     pub(crate) fn find_into(&self, hay: &[u8], scratch: &mut PathScratch, out: &mut Vec<u32>) {
         let PathScratch { f, pending } = scratch;
         pending.clear();
