@@ -552,6 +552,19 @@ fn bench_novel(c: &mut C, d: &Data) {
             "  path    {name:>6}: toolgate {a:?} / {b:?} / {c:?}; globset  {x:?} / {y:?} / {z:?}; {matched} matches"
         );
     }
+    // The timer's own part of each figure above: the same loop timing an
+    // empty call as many times (not subtracted from them).
+    let mut t_empty = Vec::with_capacity(d.novel_paths.len());
+    for _ in &d.novel_paths {
+        let t = Instant::now();
+        black_box(());
+        t_empty.push(t.elapsed());
+    }
+    let (p50, p99, mean) = percentiles(t_empty);
+    eprintln!(
+        "  timer floor (an empty call timed the same way, {} times): {p50:?} / {p99:?} / {mean:?}",
+        d.novel_paths.len()
+    );
     // A criterion figure too: the mean over one pass of the novel inputs.
     let mut g = c.benchmark_group("novel");
     g.sample_size(10).measurement_time(Duration::from_secs(5));

@@ -93,12 +93,12 @@ pub(crate) enum Tail {
 /// a map keyed by byte strings hashes the key again and probes its groups.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Table {
-    /// `(hash, value)`; hash 0 is an empty slot; at least half are empty.
+    /// `(hash, value)`, a power of two of them (or none); hash 0 is an
+    /// empty slot; at least half are empty.
     /// A value is a group index, or [`NO_GROUP`], with [`LONGER`] set when
     /// some key of the table continues the hashed text with more segments
     /// (prefix tables).
     slots: Box<[(u64, u32)]>,
-    mask: usize,
     /// Folded key → its entries, in key order, each with the [`ext_code`]
     /// of its tail (prefix rules whose tail is a segment ending: a query
     /// compares it with its segments' codes before comparing text;
@@ -113,10 +113,10 @@ pub(crate) struct Table {
 }
 
 /// The word (an index, to be masked) and the bit of a hash in a table's
-/// filter: bits of the hash that its slot index does not use.
+/// filter: bits of the hash's high half (see [`slot_of`]).
 #[inline]
 fn filter_bits(h: u64) -> (usize, u64) {
-    ((h >> 44) as usize, 1u64 << ((h >> 32) & 63))
+    ((h >> 32) as usize, 1u64 << (h >> 58))
 }
 
 /// The entries of one key; aligned to a cache line (and as long as one),
@@ -137,7 +137,7 @@ struct Group {
     key_len: u32,
     /// How many entries lead `entries` with [`NO_CODE`].
     plain: u32,
-    /// A bit per code of the coded entries (`1 << (code & 63)`): a query
+    /// A bit per code of the coded entries (`1 << code_bit(code)`): a query
     /// looks at them only for a segment whose code's bit is set.
     codes: u64,
 }
@@ -199,12 +199,26 @@ fn mix(h: u64, w: u64) -> u64 {
 }
 
 /// The last step of [`hash_span`]: the length of the text and a final
-/// mix of the state (a multiply, then its high half folded into the low
-/// bits that index a table). Never 0 (an empty slot).
+/// multiply, whose high half (which indexes tables and filters, see
+/// [`slot_of`]) depends on every bit of the state. Never 0 (an empty
+/// slot).
 #[inline]
 fn finish(h: u64, len: usize) -> u64 {
-    let h = (h ^ len as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    (h ^ (h >> 29)).max(1)
+    (h ^ len as u64).wrapping_mul(0xBF58_476D_1CE4_E5B9) | 1
+}
+
+/// The first slot of a hash in a table of `mask + 1` slots: bits of its
+/// high half (the low bits of a product depend only on the low bits of
+/// its factors).
+#[inline]
+fn slot_of(h: u64, mask: usize) -> usize {
+    (h >> 32) as usize & mask
+}
+
+/// The bit of an [`ext_code`] among a group's code bits: its top six.
+#[inline]
+fn code_bit(code: u64) -> u64 {
+    code >> 58
 }
 
 /// The hash of `f[s..e]` (a folded key, segment or extension), read a
@@ -232,20 +246,21 @@ fn hash_span(f: &[u8], s: usize, e: usize) -> u64 {
 /// compared the lengths).
 #[inline]
 fn eq_span(key: &[u8], f: &[u8], s: usize, e: usize) -> bool {
-    let mut i = 0;
     let n = e.saturating_sub(s);
-    while i + 8 <= n {
-        if word_at(key, i) != word_at(f, s + i) {
-            return false;
-        }
-        i += 8;
+    if n < 8 {
+        let diff = word_at(key, 0) ^ word_at(f, s);
+        return diff & !(u64::MAX << (8 * n)) == 0;
     }
-    if i < n {
-        let keep = (n - i) * 8;
-        let diff = word_at(key, i) ^ word_at(f, s + i);
-        return diff & ((1u64 << keep) - 1) == 0;
-    }
-    true
+    let (Some(a), Some(b)) = (key.get(..n), f.get(s..e)) else {
+        return false;
+    };
+    // Whole words, then the last eight bytes (overlapping the last whole
+    // word when the length is not a multiple of eight).
+    let word = |x: &[u8]| <[u8; 8]>::try_from(x).map_or(0, u64::from_le_bytes);
+    a.chunks_exact(8)
+        .zip(b.chunks_exact(8))
+        .all(|(x, y)| word(x) == word(y))
+        && a.get(n - 8..).map(word) == b.get(n - 8..).map(word)
 }
 
 /// [`hash_span`] of a whole text (at build and load), read from it
@@ -271,8 +286,7 @@ fn hash_key(text: &[u8]) -> u64 {
 /// segment's text. Never 0.
 #[inline]
 fn chain(prev: u64, seg: u64) -> u64 {
-    let h = (prev.rotate_left(21) ^ seg).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (h ^ (h >> 31)).max(1)
+    (prev.rotate_left(21) ^ seg).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1
 }
 
 /// The chain of the empty prefix.
@@ -376,17 +390,17 @@ impl Table {
         let mut groups: Vec<Group> = grouped
             .into_iter()
             .map(|(padded, mut v)| {
-                // (The code's bit in the high bits: uncoded entries, code 0, first.)
-                v.sort_by_key(|it| it.code.rotate_right(6));
+                // (The code's bit is its top bits: uncoded entries, code 0, first.)
+                v.sort_by_key(|it| it.code);
                 let plain = v.iter().take_while(|it| it.code == NO_CODE).count();
                 let coded = v.get(plain..).unwrap_or_default();
-                let codes = coded.iter().fold(0u64, |m, it| m | 1 << (it.code & 63));
+                let codes = coded.iter().fold(0u64, |m, it| m | 1 << code_bit(it.code));
                 // (Nothing, without coded entries: most groups.)
                 let mut starts = Vec::new();
                 if !coded.is_empty() {
                     for (i, it) in coded.iter().enumerate() {
-                        let bit = it.code & 63;
-                        if i == 0 || coded.get(i - 1).is_some_and(|p| p.code & 63 != bit) {
+                        let bit = code_bit(it.code);
+                        if i == 0 || coded.get(i - 1).is_some_and(|p| code_bit(p.code) != bit) {
                             starts.push(u32::try_from(i).unwrap_or(u32::MAX));
                         }
                     }
@@ -441,7 +455,7 @@ impl Table {
         let mut slots = vec![(0u64, 0u32); cap].into_boxed_slice();
         let mask = cap - 1;
         for (h, v) in items {
-            let mut i = h as usize & mask;
+            let mut i = slot_of(h, mask);
             while let Some(slot) = slots.get_mut(i) {
                 if slot.0 == 0 {
                     *slot = (h, v);
@@ -451,7 +465,10 @@ impl Table {
             }
         }
         let mut filter = Vec::new();
-        if kind != TableKind::Prefix && !groups.is_empty() {
+        if kind != TableKind::Prefix && groups.is_empty() {
+            // One clear word: every lookup stops at the filter.
+            filter = vec![0];
+        } else if kind != TableKind::Prefix {
             // About 32 bits a key.
             filter = vec![0u64; groups.len().div_ceil(2).next_power_of_two()];
             let fmask = filter.len() - 1;
@@ -464,7 +481,6 @@ impl Table {
         }
         Table {
             slots,
-            mask,
             groups: groups.into_boxed_slice(),
             filter: filter.into_boxed_slice(),
         }
@@ -481,26 +497,32 @@ impl Table {
 
     /// The index of the group of the key `f[s..e]` (folded; `f` padded)
     /// of hash `h`, and whether some key continues it (prefix tables).
-    #[inline]
+    #[inline(always)]
     fn get(&self, h: u64, f: &[u8], s: usize, e: usize) -> (Option<usize>, bool) {
         let mut longer = false;
-        let mut i = h as usize & self.mask;
-        while let Some(&(sh, v)) = self.slots.get(i) {
+        // (A power of two: the masked index is always in bounds.)
+        let slots = &*self.slots;
+        let mask = slots.len().wrapping_sub(1);
+        let mut i = slot_of(h, mask);
+        while let Some(&(sh, v)) = slots.get(i) {
             if sh == 0 {
                 break;
             }
             if sh == h {
                 longer |= v & LONGER != 0;
                 let gi = (v & !LONGER) as usize;
-                if let Some(g) = self.groups.get(gi) {
-                    // Keys are distinct, and a key's own slot carries its
-                    // flag: nothing after it can add to the answer.
-                    if g.key_len as usize == e.wrapping_sub(s) && eq_span(&g.padded, f, s, e) {
-                        return (Some(gi), longer);
-                    }
+                let Some(g) = self.groups.get(gi) else {
+                    // A slot without a group has a hash that no key has (a
+                    // key of the same hash carries the flag on its own slot).
+                    return (None, longer);
+                };
+                // Keys are distinct, and a key's own slot carries its
+                // flag: nothing after it can add to the answer.
+                if g.key_len as usize == e.wrapping_sub(s) && eq_span(&g.padded, f, s, e) {
+                    return (Some(gi), longer);
                 }
             }
-            i = (i + 1) & self.mask;
+            i = (i + 1) & mask;
         }
         (None, longer)
     }
@@ -744,7 +766,10 @@ impl PathTables {
     /// up to its end; the prefix groups it found with rules whose tail asks
     /// for a later segment's extension are kept, and each later segment
     /// with a `.` looks up its extension's code in them.
-    #[inline]
+    ///
+    /// Out of line: inlined into the matcher's query, its pass would share
+    /// that function's registers with the parts commands use.
+    #[inline(never)]
     pub(crate) fn find_into(&self, hay: &[u8], scratch: &mut PathScratch, out: &mut Vec<u32>) {
         let PathScratch { f, pending } = scratch;
         pending.clear();
@@ -754,26 +779,43 @@ impl PathTables {
             hay,
             f,
             n: len.saturating_sub(PAD),
-            same,
             lower: !changed,
         };
+        if same {
+            self.run::<true>(&q, pending, out);
+        } else {
+            self.run_shifted(&q, pending, out);
+        }
+    }
+
+    /// [`PathTables::run`] of a path whose folded segments are not at the
+    /// offsets of its own (rare: the two folds beyond ASCII change lengths).
+    #[inline(never)]
+    #[cold]
+    fn run_shifted(&self, q: &Query<'_>, pending: &mut Vec<Pending>, out: &mut Vec<u32>) {
+        self.run::<false>(q, pending, out);
+    }
+
+    /// The pass of [`PathTables::find_into`] over the folded path; `SAME`:
+    /// the folded path's segments are at the offsets of the path's.
+    #[inline(always)]
+    fn run<const SAME: bool>(&self, q: &Query<'_>, pending: &mut Vec<Pending>, out: &mut Vec<u32>) {
         let mut prefixes = !self.prefix.is_empty();
-        let (names, exts) = (!self.name.is_empty(), !self.ext.is_empty());
         let mut before = CHAIN_START;
-        let (mut k, mut s, mut o) = (0, 0, 0);
+        let (mut s, mut o) = (0, 0);
         loop {
-            let (me, hash) = q.segment(k, s, o);
-            if names && self.name.may_hold(hash) {
-                self.name_hit(&q, &me, hash, out);
+            let (me, hash) = q.segment::<SAME>(s, o);
+            if self.name.may_hold(hash) {
+                self.name_hit(q, &me, hash, out);
             }
             if me.code != NO_EXT {
-                if exts && self.ext.may_hold(me.code) {
-                    self.ext_hit(&q, &me, out);
+                if self.ext.may_hold(me.code) {
+                    self.ext_hit(q, &me, out);
                 }
-                let bit = 1 << (me.code & 63);
-                for &(gi, codes, k, oe) in pending.iter() {
+                let bit = 1 << code_bit(me.code);
+                for &(gi, codes, oe) in pending.iter() {
                     if codes & bit != 0 {
-                        self.coded_hits(gi, &q, k, oe, &me, out);
+                        self.coded_hits(gi, q, oe, &me, out);
                     }
                 }
             }
@@ -781,20 +823,20 @@ impl PathTables {
                 before = chain(before, hash);
                 let (g, longer) = self.prefix.get(before, q.f, 0, me.se);
                 if let Some(gi) = g {
-                    self.prefix_hit(gi, &q, &me, pending, out);
+                    self.prefix_hit(gi, q, &me, pending, out);
                 }
                 prefixes = longer;
             }
             if me.se >= q.n {
                 break;
             }
-            (k, s, o) = (k + 1, me.se + 1, me.oe + 1);
+            (s, o) = (me.se + 1, if SAME { 0 } else { me.oe + 1 });
         }
     }
 
     /// The entries of the name key equal to the segment `me` (of hash
     /// `hash`).
-    #[inline]
+    #[inline(always)]
     fn name_hit(&self, q: &Query<'_>, me: &Seg, hash: u64, out: &mut Vec<u32>) {
         let Some(g) = self.name.get(hash, q.f, me.s, me.se).0 else {
             return;
@@ -822,7 +864,7 @@ impl PathTables {
 
     /// The entries of the extension key equal to the final extension of
     /// the segment `me` whose text the segment ends with.
-    #[inline]
+    #[inline(always)]
     fn ext_hit(&self, q: &Query<'_>, me: &Seg, out: &mut Vec<u32>) {
         let Some(g) = self.ext.get(me.code, q.f, me.dot, me.se).0 else {
             return;
@@ -843,13 +885,13 @@ impl PathTables {
     /// The uncoded entries of the prefix group `gi`, whose key is the path
     /// up to the segment `me`; the group is kept in `pending` when it has
     /// coded ones.
-    #[inline]
+    #[inline(always)]
     fn prefix_hit(
         &self,
         gi: usize,
         q: &Query<'_>,
         me: &Seg,
-        pending: &mut Vec<(usize, u64, usize, usize)>,
+        pending: &mut Vec<Pending>,
         out: &mut Vec<u32>,
     ) {
         let Some(g) = self.prefix.group(gi) else {
@@ -862,32 +904,30 @@ impl PathTables {
             }
         }
         if !coded.is_empty() {
-            pending.push((gi, g.codes, me.k, me.oe));
+            pending.push((gi, g.codes, me.oe));
         }
     }
 
     /// The coded entries of the prefix group `gi`, whose key is the path
-    /// up to the segment numbered `k` (which ends at `oe` in the path as
-    /// it is), whose tail the later segment `sg` (which has a `.`) ends
-    /// with: those of its code's run (see [`Group::starts`]).
-    fn coded_hits(
-        &self,
-        gi: usize,
-        q: &Query<'_>,
-        k: usize,
-        oe: usize,
-        sg: &Seg,
-        out: &mut Vec<u32>,
-    ) {
+    /// up to the segment that ends at `oe` in the path as it is, whose
+    /// tail the later segment `sg` (which has a `.`) ends with: those of
+    /// its code's run (see [`Group::starts`]). A `Child` tail asks for the
+    /// segment right after the key's, the one that starts at `oe + 1`.
+    #[inline(always)]
+    fn coded_hits(&self, gi: usize, q: &Query<'_>, oe: usize, sg: &Seg, out: &mut Vec<u32>) {
         let Some(g) = self.prefix.group(gi) else {
             return;
         };
         let code = sg.code;
-        let bit = code & 63;
-        if g.codes & 1 << bit == 0 {
-            return;
+        // The number of code bits set below the code's (the caller has
+        // checked that its own is set), counted a set bit at a time: groups
+        // have few codes, and the target has no population count.
+        let mut below = g.codes & ((1u64 << code_bit(code)) - 1);
+        let mut r = 0;
+        while below != 0 {
+            below &= below - 1;
+            r += 1;
         }
-        let r = (g.codes & ((1u64 << bit) - 1)).count_ones() as usize;
         let (Some(&from), Some(&to)) = (g.starts.get(r), g.starts.get(r + 1)) else {
             return;
         };
@@ -897,7 +937,7 @@ impl PathTables {
                 continue;
             }
             let t = match &it.e.tail {
-                Tail::Child(t) if sg.k == k + 1 => t,
+                Tail::Child(t) if sg.o == oe + 1 => t,
                 Tail::Deep(t) => t,
                 _ => continue,
             };
@@ -923,12 +963,17 @@ impl PathTables {
 
 /// A path query's scratch: the path folded (followed by [`PAD`] bytes)
 /// and the prefix groups with coded entries it reached (each with its
-/// code bits, and the number and end of the segment that ends its key).
+/// code bits, and the end of the segment that ends its key).
 #[derive(Clone, Debug, Default)]
 pub(crate) struct PathScratch {
     f: Vec<u8>,
-    pending: Vec<(usize, u64, usize, usize)>,
+    pending: Vec<Pending>,
 }
+
+/// A prefix group with coded entries that a query reached: its index, its
+/// code bits, and the end (in the path as it is) of the segment that ends
+/// its key.
+type Pending = (usize, u64, usize);
 
 /// The high bit of each byte of `w` (ASCII) that is an ASCII capital.
 #[inline]
@@ -1009,13 +1054,12 @@ fn fold_path(hay: &[u8], f: &mut Vec<u8>) -> (usize, bool, bool) {
     (folded + PAD, true, folded == n)
 }
 
-/// One segment of a query: its number, its bounds in the path as it is
+/// One segment of a query: its bounds in the path as it is
 /// (`o..oe`) and folded (`s..se`), where its last `.` is in the folded
 /// path (`se` without one), and its extension code ([`NO_EXT`] without
 /// a `.`).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Seg {
-    k: usize,
     o: usize,
     oe: usize,
     s: usize,
@@ -1042,9 +1086,6 @@ struct Query<'a> {
     f: &'a [u8],
     /// The folded path's length.
     n: usize,
-    /// Both have their segments at the same offsets (folding changes
-    /// lengths only for the two non-ASCII folds).
-    same: bool,
     /// Folding did not change the path.
     lower: bool,
 }
@@ -1061,7 +1102,7 @@ fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
     let mut dot = usize::MAX;
     // The words from `start`: `f` holds at least eight bytes from `n`,
     // so that the one holding the `/` at `n` is whole.
-    for c in f.get(start..).unwrap_or_default().chunks_exact(8) {
+    while let Some(c) = f.get(i..i.wrapping_add(8)) {
         let w = <[u8; 8]>::try_from(c).map_or(0, u64::from_le_bytes);
         // The `/` bits are exact up to the first `/`; the `.` bits up
         // to the first `.` and where a `/` is taken for one.
@@ -1084,20 +1125,24 @@ fn scan(f: &[u8], start: usize, n: usize) -> (usize, usize, u64) {
         if keep != 0 {
             h = mix(h, w & keep);
         }
-        let end = (i + (stop.trailing_zeros() / 8) as usize).min(n);
-        return (end, dot, finish(h, end.saturating_sub(start)));
+        // (At most `n`: `f` has a `/` there.)
+        let end = i + (stop.trailing_zeros() / 8) as usize;
+        return (end, dot, finish(h, end.wrapping_sub(start)));
     }
     // Never (the `/` at `n` stops the scan).
     (n, dot, finish(h, n.saturating_sub(start)))
 }
 
 impl Query<'_> {
-    /// The segment numbered `k` that starts at `s` in the folded path and
+    /// The segment that starts at `s` in the folded path and
     /// at `o` in the path as it is, and the hash of its folded text.
+    /// `SAME`: the folded path's segments are at the offsets of the path's
+    /// (folding changes lengths only for the two folds beyond ASCII).
     #[inline(always)]
-    fn segment(&self, k: usize, s: usize, o: usize) -> (Seg, u64) {
+    fn segment<const SAME: bool>(&self, s: usize, o: usize) -> (Seg, u64) {
         let (se, dot, hash) = scan(self.f, s, self.n);
-        let oe = if self.same {
+        let o = if SAME { s } else { o };
+        let oe = if SAME {
             se
         } else {
             self.hay
@@ -1111,7 +1156,6 @@ impl Query<'_> {
             (se, NO_EXT)
         };
         let sg = Seg {
-            k,
             o,
             oe,
             s,
@@ -1266,25 +1310,27 @@ mod tests {
             hay,
             f: &f,
             n,
-            same,
             lower: !changed,
         };
         let mut segs = Vec::new();
-        let (mut k, mut s, mut o) = (0, 0, 0);
+        let (mut s, mut o) = (0, 0);
         loop {
-            let (sg, hash) = q.segment(k, s, o);
+            let (sg, hash) = if same {
+                q.segment::<true>(s, o)
+            } else {
+                q.segment::<false>(s, o)
+            };
             segs.push((sg, hash));
             if sg.se >= n {
                 break;
             }
-            (k, s, o) = (k + 1, sg.se + 1, sg.oe + 1);
+            (s, o) = (sg.se + 1, sg.oe + 1);
         }
         let parts: Vec<&[u8]> = folded.split(|&b| b == b'/').collect();
         let oparts: Vec<&[u8]> = hay.split(|&b| b == b'/').collect();
         assert_eq!(segs.len(), parts.len());
         let (mut at, mut oat) = (0, 0);
-        for (k, ((&(sg, hash), part), opart)) in segs.iter().zip(&parts).zip(&oparts).enumerate() {
-            assert_eq!(sg.k, k);
+        for ((&(sg, hash), part), opart) in segs.iter().zip(&parts).zip(&oparts) {
             assert_eq!((sg.s, sg.se), (at, at + part.len()));
             assert_eq!((sg.o, sg.oe), (oat, oat + opart.len()));
             let dot = part
